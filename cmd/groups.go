@@ -1,0 +1,54 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+
+	artifactscmd "github.com/agentstore/agentstore/cmd/artifacts"
+	fscmd "github.com/agentstore/agentstore/cmd/fs"
+	"github.com/agentstore/agentstore/internal/cmdutil"
+)
+
+// The command groups. Each returns a parent command with no behaviour of
+// its own; add leaf commands with cmd.AddCommand(pkg.NewCmdX(f, nil)).
+
+func newArtifactsCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := cmdutil.NewGroupCmd("artifacts",
+		"List, inspect and delete stored artifacts",
+		`List the artifacts of a scope (or every scope), list the versions of one
+artifact, and delete versions after confirming a plan.
+
+Select a scope with --app A [--user U [--session S]].`)
+	cmd.AddCommand(
+		artifactscmd.NewCmdList(f, nil),
+		artifactscmd.NewCmdVersions(f, nil),
+		artifactscmd.NewCmdDelete(f, nil),
+	)
+	return cmd
+}
+
+func newWsCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := cmdutil.NewGroupCmd("ws",
+		"Manage per-session scratch workspaces",
+		`List, snapshot, hydrate and sweep the per-session scratch workspaces under
+the --scratch root.`)
+	_ = f
+	return cmd
+}
+
+func newFsCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := cmdutil.NewGroupCmd("fs",
+		"Verify and repair a filesystem store",
+		`Verify the records and payloads of a store, and repair what interrupted
+writers left behind.`)
+	cmd.AddCommand(fscmd.NewCmdRepair(f, nil), fscmd.NewCmdVerify(f, nil))
+	return cmd
+}
+
+func newQuotaCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := cmdutil.NewGroupCmd("quota",
+		"Report store and workspace usage against capacities",
+		`Report how many scopes, names, versions and bytes a store holds against its
+capacities, and the size of scratch workspaces.`)
+	_ = f
+	return cmd
+}

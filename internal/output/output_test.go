@@ -1,0 +1,255 @@
+package output
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/agentstore/agentstore/internal/iostreams"
+)
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, map[string]any{"a": "<x&y>", "b": []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"a\": \"<x&y>\",\n  \"b\": [\n    1\n  ]\n}\n"
+	if b.String() != want {
+		t.Errorf("JSON = %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	if err := JSONLine(&b, map[string]string{"k": "<v>"}); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "{\"k\":\"<v>\"}\n" {
+		t.Errorf("JSONLine = %q", b.String())
+	}
+}
+
+func TestSize(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"},
+		{1023, "1023 B"},
+		{1024, "1.0 KiB"},
+		{1536, "1.5 KiB"},
+		{1024*1024 - 1, "1.0 MiB"},
+		{3 * 1024 * 1024, "3.0 MiB"},
+		{5 << 30, "5.0 GiB"},
+		{1 << 40, "1.0 TiB"},
+		{math.MaxInt64, "8.0 EiB"},
+		{-1536, "-1.5 KiB"},
+	}
+	for _, tt := range tests {
+		if got := Size(tt.n); got != tt.want {
+			t.Errorf("Size(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestTime(t *testing.T) {
+	tm := time.Date(2026, 11, 29, 23, 12, 21, 123456789, time.FixedZone("CET", 3600))
+	if got := Time(tm); got != "2026-11-29T22:12:21.123Z" {
+		t.Errorf("Time = %q", got)
+	}
+	if got := Time(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); got != "2026-01-02T03:04:05.000Z" {
+		t.Errorf("Time whole second = %q", got)
+	}
+	if got := TimeMS(tm.UnixMilli()); got != "2026-11-29T22:12:21.123Z" {
+		t.Errorf("TimeMS = %q", got)
+	}
+	if Time(time.Time{}) != "" {
+		t.Error("zero time must format as empty")
+	}
+}
+
+func TestRelativeTime(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{10 * time.Second, "just now"},
+		{-10 * time.Second, "just now"},
+		{time.Minute, "1 minute ago"},
+		{5 * time.Minute, "5 minutes ago"},
+		{-2 * time.Hour, "in 2 hours"},
+		{3 * 24 * time.Hour, "3 days ago"},
+		{60 * 24 * time.Hour, "2 months ago"},
+		{400 * 24 * time.Hour, "2025-10-25"},
+	}
+	for _, tt := range tests {
+		if got := RelativeTime(now, now.Add(-tt.d)); got != tt.want {
+			t.Errorf("RelativeTime(-%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+	ios, _, _, _ := iostreams.Test()
+	at := now.Add(-5 * time.Minute)
+	if got := HumanTime(ios, now, at); got != "2026-11-29T11:55:00.000Z" {
+		t.Errorf("HumanTime off a terminal = %q", got)
+	}
+	ios.SetStdoutTTY(true)
+	if got := HumanTime(ios, now, at); got != "5 minutes ago" {
+		t.Errorf("HumanTime on a terminal = %q", got)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		s     string
+		width int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"abcdefghijkl", 10, "abcde…ijkl"},
+		{"abcdefghijkl", 2, "a…"},
+		{"abcdefghijkl", 1, "…"},
+		{"abcdefghijkl", 0, ""},
+		{"日本語のなまえです", 9, "日本…です"},
+		{"line\nbreak-and-more", 12, `line\n…-more`},
+	}
+	for _, tt := range tests {
+		got := Truncate(tt.s, tt.width)
+		if got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.s, tt.width, got, tt.want)
+		}
+		if w := lipgloss.Width(got); w > max(tt.width, 0) {
+			t.Errorf("Truncate(%q, %d) is %d wide", tt.s, tt.width, w)
+		}
+	}
+}
+
+func TestTableNonTerminal(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	ios.SetTerminalWidth(20) // ignored off a terminal
+	tb := NewTable(ios, "NAME", "SIZE", "CREATED")
+	tb.Row("report.pdf", Size(1536), "2026-11-29T22:12:21.123Z")
+	tb.Row("a-very-long-name-that-is-never-truncated-off-a-terminal", "12 B")
+	tb.Row("tab\there")
+	if err := tb.Render(); err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"NAME                                                     SIZE     CREATED\n" +
+		"report.pdf                                               1.5 KiB  2026-11-29T22:12:21.123Z\n" +
+		"a-very-long-name-that-is-never-truncated-off-a-terminal  12 B\n" +
+		"tab\\there\n"
+	if out.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+func TestTableTerminalTruncates(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	ios.SetStdoutTTY(true)
+	ios.SetColorDisabled(true)
+	ios.SetTerminalWidth(40)
+	tb := NewTable(ios, "ID", "NAME", "N")
+	tb.NoTruncate(2)
+	tb.Row("0123456789abcdef0123456789abcdef", "some/long/artifact/name.txt", "12345")
+	tb.Row("x", "y", "1")
+	if err := tb.Render(); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		if w := lipgloss.Width(line); w > 40 {
+			t.Errorf("line %q is %d wide, more than 40", line, w)
+		}
+	}
+	if !strings.Contains(out.String(), "…") || !strings.Contains(out.String(), "12345") {
+		t.Errorf("want a truncated id and the whole counter:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "\x1b") {
+		t.Errorf("colour off but escapes printed:\n%q", out.String())
+	}
+}
+
+func TestTableColorHeader(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	ios.SetStdoutTTY(true)
+	tb := NewTable(ios, "NAME", "SIZE")
+	tb.Row("a", "1 B")
+	if err := tb.Render(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if !strings.Contains(lines[0], "\x1b[1m") {
+		t.Errorf("header not bold: %q", lines[0])
+	}
+	if strings.Contains(lines[1], "\x1b") {
+		t.Errorf("row styled: %q", lines[1])
+	}
+	if got := lipgloss.Width(lines[0]); got != len("NAME  SIZE") {
+		t.Errorf("styled header is %d wide: %q", got, lines[0])
+	}
+}
+
+func TestTableEmpty(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	tb := NewTable(ios, "NAME")
+	if err := tb.Render(); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "NAME\n" {
+		t.Errorf("empty table = %q", out.String())
+	}
+	if tb.Len() != 0 {
+		t.Errorf("Len = %d", tb.Len())
+	}
+}
+
+func TestStyles(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	s := NewStyles(ios)
+	if s.Bold("x") != "x" || s.Bad("x") != "x" || s.Warn("x") != "x" || s.OK("x") != "x" || s.Faint("x") != "x" {
+		t.Error("styles must be plain without colour")
+	}
+	ios.SetStdoutTTY(true)
+	s = NewStyles(ios)
+	if !strings.Contains(s.Bad("x"), "\x1b[") {
+		t.Errorf("Bad with colour = %q", s.Bad("x"))
+	}
+}
+
+func TestProgress(t *testing.T) {
+	ios, _, _, errOut := iostreams.Test()
+	p := NewProgress(ios)
+	if _, ok := p.(NoProgress); !ok {
+		t.Fatalf("off a terminal NewProgress = %T, want NoProgress", p)
+	}
+	p.Start("x")
+	p.Update(1, 2)
+	p.Done()
+	if errOut.Len() != 0 {
+		t.Errorf("NoProgress wrote %q", errOut)
+	}
+
+	ios.SetStderrTTY(true)
+	if _, ok := NewProgress(ios).(*TextProgress); !ok {
+		t.Fatal("on a terminal NewProgress must be a *TextProgress")
+	}
+	now := time.Unix(0, 0)
+	var b bytes.Buffer
+	tp := &TextProgress{W: &b, Now: func() time.Time { return now }, Interval: time.Second}
+	tp.Update(9, 9) // before Start: ignored
+	tp.Start("snapshot")
+	tp.Update(1, 2048)             // too soon: not drawn
+	now = now.Add(2 * time.Second) //
+	tp.Update(12, 1536)
+	tp.Done()
+	tp.Done()
+	tp.Update(5, 5)
+	want := "\rsnapshot: 0 files, 0 B" +
+		"\rsnapshot: 12 files, 1.5 KiB" +
+		"\rsnapshot: 12 files, 1.5 KiB\n"
+	if b.String() != want {
+		t.Errorf("progress = %q, want %q", b.String(), want)
+	}
+}

@@ -121,14 +121,49 @@ func TestCrashSafety(t *testing.T) {
 	var all []published
 	for i := range runs {
 		cmd := child(t, root, 0, names)
-		var out bytes.Buffer
-		cmd.Stdout = &out
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = pw
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(5+rng.IntN(40)) * time.Millisecond)
+		pw.Close()
+		// Wait for the child's first published put, so that the kill lands
+		// in the middle of writing whatever the start-up time of this
+		// binary (slow under -race), then kill it a random moment later.
+		var out bytes.Buffer
+		first := make(chan struct{})
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			br := bufio.NewReader(pr)
+			once := false
+			for {
+				l, err := br.ReadBytes('\n')
+				out.Write(l)
+				if !once && err == nil {
+					once = true
+					close(first)
+				}
+				if err != nil {
+					if !once {
+						close(first)
+					}
+					return
+				}
+			}
+		}()
+		select {
+		case <-first:
+		case <-time.After(10 * time.Second):
+		}
+		time.Sleep(time.Duration(rng.IntN(30000)) * time.Microsecond)
 		cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
+		err = cmd.Wait()
+		<-copied
+		pr.Close()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("run %d: child did not die by SIGKILL: %v", i, err)
 		}
@@ -147,7 +182,7 @@ func TestCrashSafety(t *testing.T) {
 		}
 		seen[key] = p.digest
 	}
-	if len(all) < runs/4 {
+	if len(all) < runs {
 		t.Fatalf("only %d puts completed in %d runs: the kills came too early to test anything", len(all), runs)
 	}
 	visible := 0

@@ -253,8 +253,9 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	}
 	i, _ := slices.BinarySearch(sc.published, after+1)
 	rest := sc.published[i:]
-	for j, n := range rest {
-		if j == limit {
+	for _, n := range rest {
+		if len(page.Items) == limit {
+			// More versions follow; the cursor is the last one returned.
 			page.NextCursor = strconv.FormatInt(page.Items[len(page.Items)-1].Version, 10)
 			break
 		}
@@ -514,22 +515,27 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return nil, wrap(err)
 	}
-	for i, rec := range recs {
+	deleted := make([]artifacts.Record, 0, len(recs))
+	for _, rec := range recs {
 		if err := os.Remove(filepath.Join(dir, VersionFile(rec.Version, "meta"))); err != nil {
 			if errors.Is(err, fs.ErrNotExist) { // a concurrent delete won
 				continue
 			}
-			return recs[:i], wrap(err)
+			return deleted, wrap(err)
 		}
+		deleted = append(deleted, rec)
 		if err := syncDir(dir); err != nil {
-			return recs[:i], wrap(err)
+			return deleted, wrap(err)
 		}
 		if err := os.Remove(filepath.Join(dir, VersionFile(rec.Version, "data"))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return recs[:i+1], wrap(err)
+			return deleted, wrap(err)
 		}
 	}
 	if err := syncDir(dir); err != nil {
-		return recs, wrap(err)
+		return deleted, wrap(err)
 	}
-	return recs, nil
+	if len(deleted) == 0 {
+		return nil, wrap(artifacts.Errorf(artifacts.CodeNotFound, op, nil, "deleted concurrently"))
+	}
+	return deleted, nil
 }

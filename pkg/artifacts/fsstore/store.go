@@ -503,6 +503,9 @@ func copyLimited(ctx context.Context, w io.Writer, r io.Reader, limit int64) (in
 			return n, nil
 		}
 		if rerr != nil {
+			if err := artifacts.CheckContext(ctx, "put"); err != nil {
+				return n, err
+			}
 			return n, artifacts.Errorf(artifacts.CodeIO, "put", rerr, "reading the payload")
 		}
 	}

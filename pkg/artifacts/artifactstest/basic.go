@@ -1,0 +1,558 @@
+package artifactstest
+
+import (
+	"bytes"
+	"math"
+	"math/big"
+	"slices"
+	"testing"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+func testCapabilities(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	c := st.Capabilities()
+	if c.Name == "" {
+		t.Error("Capabilities().Name is empty")
+	}
+	if c.MaxArtifactBytes <= 0 {
+		t.Errorf("Capabilities().MaxArtifactBytes = %d, want > 0", c.MaxArtifactBytes)
+	}
+	if c.MaxPageLimit < 1 {
+		t.Errorf("Capabilities().MaxPageLimit = %d, want >= 1", c.MaxPageLimit)
+	}
+	if c.MaxScanEntries < artifacts.MinMaxScanEntries {
+		t.Errorf("Capabilities().MaxScanEntries = %d, want >= %d", c.MaxScanEntries, artifacts.MinMaxScanEntries)
+	}
+	if c.ScopeCapacity() < 1 || c.NameCapacity() < 1 || c.VersionCapacity() < 1 {
+		t.Errorf("capacities %d scopes, %d names, %d versions: want each >= 1", c.ScopeCapacity(), c.NameCapacity(), c.VersionCapacity())
+	}
+	if c2 := st.Capabilities(); c2 != c {
+		t.Errorf("Capabilities changed between calls: %+v then %+v", c, c2)
+	}
+	put(t, st, scopeApp, "x", []byte("x"), artifacts.PutOptions{})
+	if c2 := st.Capabilities(); c2 != c {
+		t.Errorf("Capabilities changed after a Put: %+v then %+v", c, c2)
+	}
+	if s.h.NewWithLimit == nil {
+		t.Fatal("Harness.NewWithLimit is nil: the payload limit tests are mandatory")
+	}
+	small := s.h.NewWithLimit(t, 1234)
+	if got := small.Capabilities().MaxArtifactBytes; got != 1234 {
+		t.Errorf("NewWithLimit(1234).Capabilities().MaxArtifactBytes = %d", got)
+	}
+}
+
+// Payload sizes around the verified reader's small-payload threshold.
+var roundTripSizes = []struct {
+	name string
+	n    int
+}{
+	{"empty", 0},
+	{"one byte", 1},
+	{"1000 bytes", 1000},
+	{"SmallPayloadBytes", artifacts.SmallPayloadBytes},
+	{"SmallPayloadBytes+1", artifacts.SmallPayloadBytes + 1},
+	{"3 MiB", 3 << 20},
+}
+
+func testRoundTrip(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	for i, tc := range roundTripSizes {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "round-trip/" + tc.name
+			b := data(tc.n, uint64(i))
+			md := artifacts.Metadata{"case": tc.name}
+			rec := put(t, st, scopeSession, name, b, artifacts.PutOptions{MIMEType: "text/plain", Metadata: md})
+			checkPut(t, rec, scopeSession, name, 1, "text/plain", b)
+			for _, v := range []int64{0, 1} {
+				mustGet(t, st, scopeSession, name, v, b)
+				r, err := st.Get(t.Context(), scopeSession, name, v)
+				if err != nil {
+					t.Fatalf("Get(v%d): %v", v, err)
+				}
+				sameRecord(t, r.Record(), rec, "Get(v%d).Record()", v)
+				r.Close()
+			}
+			got, err := st.Stat(t.Context(), scopeSession, name, 1)
+			if err != nil {
+				t.Fatalf("Stat: %v", err)
+			}
+			sameRecord(t, got, rec, "Stat")
+		})
+	}
+}
+
+func testDefaultMIMEType(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	rec := put(t, st, scopeApp, "no-mime", []byte("abc"), artifacts.PutOptions{})
+	if rec.MIMEType != artifacts.DefaultMIMEType {
+		t.Errorf("Put without a MIME type: got %q, want %q", rec.MIMEType, artifacts.DefaultMIMEType)
+	}
+	if len(rec.Metadata) != 0 {
+		t.Errorf("Put with nil metadata: got %#v, want an empty map", rec.Metadata)
+	}
+	got, err := st.Stat(t.Context(), scopeApp, "no-mime", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MIMEType != artifacts.DefaultMIMEType {
+		t.Errorf("Stat: MIME type %q, want %q", got.MIMEType, artifacts.DefaultMIMEType)
+	}
+	if len(got.Metadata) != 0 {
+		t.Errorf("Stat: metadata %#v, want an empty map", got.Metadata)
+	}
+}
+
+// sampleMetadata covers every value type and the integer encodings.
+func sampleMetadata() artifacts.Metadata {
+	big70 := new(big.Int).Lsh(big.NewInt(1), 70)
+	return artifacts.Metadata{
+		"string":       "hello",
+		"empty string": "",
+		"unicode":      "héllo, 日本, 😀",
+		"":             "empty key",
+		"int":          7,
+		"zero":         int64(0),
+		"minus one":    -1,
+		"255":          255,
+		"256":          256,
+		"int32 max":    int64(math.MaxInt32),
+		"2^31":         int64(1) << 31,
+		"int32 min":    int64(math.MinInt32),
+		"int32 min-1":  int64(math.MinInt32) - 1,
+		"2^40":         int64(1) << 40,
+		"int64 max":    int64(math.MaxInt64),
+		"int64 min":    int64(math.MinInt64),
+		"uint64 max":   uint64(math.MaxUint64),
+		"2^70":         big70,
+		"-2^70":        new(big.Int).Neg(big70),
+		"float":        3.25,
+		"tiny float":   -1.5e-300,
+		"float zero":   0.0,
+		"whole float":  2.0,
+		"true":         true,
+		"false":        false,
+		"null":         nil,
+		"bytes list":   []any{1, 2, 3},
+		"list":         []any{int64(1), "two", 3.5, true, nil, []any{}, map[string]any{"k": "v"}, int64(1) << 40},
+		"empty list":   []any{},
+		"empty map":    map[string]any{},
+		"nested": map[string]any{
+			"a": map[string]any{"b": []any{map[string]any{"c": int64(1) << 33, "d": []any{false, 0.5}}}},
+		},
+	}
+}
+
+func testMetadataRoundTrip(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	md := sampleMetadata()
+	want := sampleMetadata()
+	rec := put(t, st, scopeUser, "meta", []byte("payload"), artifacts.PutOptions{Metadata: md})
+	if !metaEqual(want, rec.Metadata) {
+		t.Errorf("Put returned metadata %#v, want %#v", rec.Metadata, want)
+	}
+	// The store must not keep the caller's maps.
+	md["string"] = "changed"
+	md["nested"].(map[string]any)["a"] = "changed"
+	md["list"].([]any)[0] = "changed"
+
+	check := func(what string, got artifacts.Metadata) {
+		t.Helper()
+		if !metaEqual(want, got) {
+			t.Errorf("%s: metadata\n got  %#v\n want %#v", what, got, want)
+		}
+	}
+	got, err := st.Stat(t.Context(), scopeUser, "meta", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Stat", got.Metadata)
+	// Nor may a caller change the store through what it returned.
+	got.Metadata["string"] = "changed"
+	got.Metadata["nested"].(map[string]any)["a"] = "changed"
+	r, err := st.Get(t.Context(), scopeUser, "meta", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Get().Record()", r.Record().Metadata)
+	r.Close()
+	vp, err := st.ListVersions(t.Context(), scopeUser, "meta", artifacts.ListOptions{})
+	if err != nil || len(vp.Items) != 1 {
+		t.Fatalf("ListVersions: %+v, %v", vp, err)
+	}
+	check("ListVersions", vp.Items[0].Metadata)
+	np, err := st.ListNames(t.Context(), scopeUser, artifacts.ListOptions{})
+	if err != nil || len(np.Items) != 1 {
+		t.Fatalf("ListNames: %+v, %v", np, err)
+	}
+	check("ListNames", np.Items[0].Latest.Metadata)
+}
+
+func testStat(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	b1, b2 := data(10, 1), data(20, 2)
+	r1 := put(t, st, scopeApp, "stat", b1, artifacts.PutOptions{MIMEType: "a/b", Metadata: artifacts.Metadata{"v": 1}})
+	r2 := put(t, st, scopeApp, "stat", b2, artifacts.PutOptions{MIMEType: "image/png", Metadata: artifacts.Metadata{"v": 2}})
+	checkPut(t, r1, scopeApp, "stat", 1, "a/b", b1)
+	checkPut(t, r2, scopeApp, "stat", 2, "image/png", b2)
+	for _, tc := range []struct {
+		v    int64
+		want artifacts.Record
+	}{{1, r1}, {2, r2}, {0, r2}} {
+		got, err := st.Stat(t.Context(), scopeApp, "stat", tc.v)
+		if err != nil {
+			t.Fatalf("Stat(v%d): %v", tc.v, err)
+		}
+		sameRecord(t, got, tc.want, "Stat(v%d)", tc.v)
+	}
+}
+
+func testGetRange(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	for _, size := range []int{1000, 3 << 20} {
+		name := "range"
+		if size > artifacts.SmallPayloadBytes {
+			name = "range-large"
+		}
+		b := data(size, uint64(size))
+		rec := put(t, st, scopeApp, name, b, artifacts.PutOptions{})
+		n := int64(size)
+		cases := []struct {
+			name          string
+			off, length   int64
+			wantOff, want int64 // expected slice b[wantOff:wantOff+want]
+		}{
+			{"start", 0, 10, 0, 10},
+			{"middle", n / 2, 17, n / 2, 17},
+			{"end", n - 10, 10, n - 10, 10},
+			{"across end", n - 10, 100, n - 10, 10},
+			{"empty", 5, 0, 5, 0},
+			{"empty at start", 0, 0, 0, 0},
+			{"whole", 0, -1, 0, n},
+			{"whole explicit", 0, n, 0, n},
+			{"tail", n / 3, -1, n / 3, n - n/3},
+			{"last byte", n - 1, -1, n - 1, 1},
+			{"offset at end", n, 10, n, 0},
+			{"offset past end", n + 100, 10, n, 0},
+			{"offset past end to end", n + 1, -1, n, 0},
+		}
+		for _, tc := range cases {
+			t.Run(fmtSize(size)+"/"+tc.name, func(t *testing.T) {
+				for _, v := range []int64{0, rec.Version} {
+					got, err := getRange(t.Context(), st, scopeApp, name, v, tc.off, tc.length)
+					if err != nil {
+						t.Fatalf("GetRange(v%d, %d, %d): %v", v, tc.off, tc.length, err)
+					}
+					want := b[tc.wantOff : tc.wantOff+tc.want]
+					if !bytes.Equal(got, want) {
+						t.Errorf("GetRange(v%d, %d, %d) = %d bytes %s, want %d bytes %s", v, tc.off, tc.length, len(got), short(got), len(want), short(want))
+					}
+				}
+			})
+		}
+		t.Run(fmtSize(size)+"/invalid", func(t *testing.T) {
+			for _, tc := range []struct{ off, length int64 }{{-1, 5}, {-1, -1}, {0, -2}, {5, math.MinInt64}, {math.MinInt64, 1}} {
+				_, err := st.GetRange(t.Context(), scopeApp, name, 0, tc.off, tc.length)
+				wantCode(t, err, artifacts.CodeInvalidArgument, "GetRange(%d, %d)", tc.off, tc.length)
+			}
+		})
+	}
+	t.Run("empty payload", func(t *testing.T) {
+		put(t, st, scopeApp, "range-empty", nil, artifacts.PutOptions{})
+		for _, tc := range []struct{ off, length int64 }{{0, -1}, {0, 0}, {0, 10}, {3, -1}} {
+			got, err := getRange(t.Context(), st, scopeApp, "range-empty", 1, tc.off, tc.length)
+			if err != nil || len(got) != 0 {
+				t.Errorf("GetRange(%d, %d) of an empty payload = %d bytes, %v; want none", tc.off, tc.length, len(got), err)
+			}
+		}
+	})
+}
+
+func fmtSize(n int) string {
+	if n >= 1<<20 {
+		return "large"
+	}
+	return "small"
+}
+
+// deleteOK deletes and checks that exactly the wanted versions came back.
+func deleteOK(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, sel artifacts.Selector, want ...artifacts.Record) {
+	t.Helper()
+	got, err := st.Delete(t.Context(), scope, name, sel)
+	if err != nil {
+		t.Fatalf("Delete(%s, %q, %+v): %v", scope, name, sel, err)
+	}
+	slices.SortFunc(got, func(a, b artifacts.Record) int { return int(a.Version - b.Version) })
+	if len(got) != len(want) {
+		t.Fatalf("Delete(%+v) returned %d records, want %d", sel, len(got), len(want))
+	}
+	for i := range want {
+		sameRecord(t, got[i], want[i], "Delete(%+v) record %d", sel, i)
+	}
+}
+
+func testVersionsNeverReused(t *testing.T, s *suite) {
+	type step struct {
+		sel  artifacts.Selector
+		gone []int // indexes (version-1) the delete removes
+	}
+	cases := []struct {
+		name  string
+		steps []step
+		left  []int64 // versions published before the last put
+	}{
+		{"sequential", nil, []int64{1, 2, 3}},
+		{"delete latest", []step{{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{2}}}, []int64{1, 2}},
+		{"delete latest by number", []step{{artifacts.Selector{Kind: artifacts.SelectVersion, Version: 3}, []int{2}}}, []int64{1, 2}},
+		{"delete middle", []step{{artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2}, []int{1}}}, []int64{1, 3}},
+		{"delete first", []step{{artifacts.Selector{Kind: artifacts.SelectVersion, Version: 1}, []int{0}}}, []int64{2, 3}},
+		{"delete all", []step{{artifacts.Selector{Kind: artifacts.SelectAll}, []int{0, 1, 2}}}, nil},
+		{"delete each latest", []step{
+			{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{2}},
+			{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{1}},
+			{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{0}},
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := s.newStore(t)
+			recs := putN(t, st, scopeApp, "v", 3, 10)
+			for i, r := range recs {
+				if r.Version != int64(i+1) {
+					t.Fatalf("put %d got version %d, want %d", i+1, r.Version, i+1)
+				}
+			}
+			for _, sp := range tc.steps {
+				var want []artifacts.Record
+				for _, i := range sp.gone {
+					want = append(want, recs[i])
+				}
+				deleteOK(t, st, scopeApp, "v", sp.sel, want...)
+			}
+			if got := versionsOf(t, st, scopeApp, "v"); !slices.Equal(got, tc.left) {
+				t.Fatalf("versions after deletes = %v, want %v", got, tc.left)
+			}
+			for _, i := range []int64{4, 5} {
+				b := data(7, uint64(i))
+				r := put(t, st, scopeApp, "v", b, artifacts.PutOptions{})
+				if r.Version != i {
+					t.Fatalf("put after deletes got version %d, want %d", r.Version, i)
+				}
+				mustGet(t, st, scopeApp, "v", i, b)
+				mustGet(t, st, scopeApp, "v", 0, b)
+			}
+			if got := versionsOf(t, st, scopeApp, "v"); !slices.Equal(got, append(slices.Clone(tc.left), 4, 5)) {
+				t.Errorf("versions at the end = %v, want %v", got, append(slices.Clone(tc.left), 4, 5))
+			}
+			// Deleted versions stay gone.
+			for i := int64(1); i <= 3; i++ {
+				if slices.Contains(tc.left, i) {
+					continue
+				}
+				_, err := st.Stat(t.Context(), scopeApp, "v", i)
+				wantCode(t, err, artifacts.CodeNotFound, "Stat of deleted v%d", i)
+			}
+		})
+	}
+}
+
+func testIsolation(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	// Scopes that share parts, and names that share prefixes, are distinct.
+	scopes := []artifacts.Scope{
+		artifacts.AppScope("iso"),
+		artifacts.UserScope("iso", "u"),
+		artifacts.SessionScope("iso", "u", "s"),
+		artifacts.AppScope("iso/u"),
+		artifacts.UserScope("iso", "u/s"),
+		artifacts.SessionScope("iso", "u", "t"),
+	}
+	names := []string{"n", "n/a", "n/a/b", "na"}
+	type key struct {
+		sc artifacts.Scope
+		n  string
+	}
+	payloads := map[key][]byte{}
+	for i, sc := range scopes {
+		for j, n := range names {
+			for v := int64(1); v <= int64(j+1); v++ {
+				b := data(30+i, uint64(100*i+10*j)+uint64(v))
+				r := put(t, st, sc, n, b, artifacts.PutOptions{})
+				if r.Version != v {
+					t.Fatalf("Put(%s, %q) got version %d, want %d", sc, n, r.Version, v)
+				}
+				payloads[key{sc, n}] = b
+			}
+		}
+	}
+	for i, sc := range scopes {
+		for j, n := range names {
+			mustGet(t, st, sc, n, 0, payloads[key{sc, n}])
+			rec, err := st.Stat(t.Context(), sc, n, 0)
+			if err != nil || rec.Version != int64(j+1) || rec.Scope != sc || rec.Name != n {
+				t.Errorf("Stat(%s, %q) = %+v, %v; want version %d", sc, n, withoutMD(rec), err, j+1)
+			}
+		}
+		got := nameCounts(t, st, sc)
+		if len(got) != len(names) {
+			t.Errorf("scope %d %s lists names %v, want %v", i, sc, got, names)
+		}
+	}
+}
+
+func testLatestAfterDeletes(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	var bs [][]byte
+	var recs []artifacts.Record
+	for i := range 3 {
+		b := data(50+i, uint64(i))
+		bs = append(bs, b)
+		recs = append(recs, put(t, st, scopeUser, "latest", b, artifacts.PutOptions{}))
+	}
+	latestIs := func(v int64, b []byte) {
+		t.Helper()
+		rec, err := st.Stat(t.Context(), scopeUser, "latest", 0)
+		if err != nil || rec.Version != v {
+			t.Fatalf("Stat(latest) = v%d, %v; want v%d", rec.Version, err, v)
+		}
+		mustGet(t, st, scopeUser, "latest", 0, b)
+		got, err := getRange(t.Context(), st, scopeUser, "latest", 0, 1, -1)
+		if err != nil || !bytes.Equal(got, b[1:]) {
+			t.Fatalf("GetRange(latest, 1, -1) = %s, %v; want %s", short(got), err, short(b[1:]))
+		}
+		np, err := st.ListNames(t.Context(), scopeUser, artifacts.ListOptions{})
+		if err != nil || len(np.Items) != 1 || np.Items[0].Latest.Version != v {
+			t.Fatalf("ListNames latest = %+v, %v; want v%d", np, err, v)
+		}
+	}
+	latestIs(3, bs[2])
+	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectLatest}, recs[2])
+	latestIs(2, bs[1])
+	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 1}, recs[0])
+	latestIs(2, bs[1])
+	b4 := data(9, 4)
+	r4 := put(t, st, scopeUser, "latest", b4, artifacts.PutOptions{})
+	if r4.Version != 4 {
+		t.Fatalf("put after deletes = v%d, want v4", r4.Version)
+	}
+	latestIs(4, b4)
+	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 4}, r4)
+	latestIs(2, bs[1])
+	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectLatest}, recs[1])
+	_, err := st.Stat(t.Context(), scopeUser, "latest", 0)
+	wantCode(t, err, artifacts.CodeNotFound, "Stat(latest) with nothing left")
+	_, err = st.Get(t.Context(), scopeUser, "latest", 0)
+	wantCode(t, err, artifacts.CodeNotFound, "Get(latest) with nothing left")
+	_, err = st.ListVersions(t.Context(), scopeUser, "latest", artifacts.ListOptions{})
+	wantCode(t, err, artifacts.CodeNotFound, "ListVersions with nothing left")
+	_, err = st.ListNames(t.Context(), scopeUser, artifacts.ListOptions{})
+	wantCode(t, err, artifacts.CodeNotFound, "ListNames of a scope with nothing left")
+}
+
+func testDelete(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	recs := putN(t, st, scopeSession, "del", 4, 40)
+	other := put(t, st, scopeSession, "keep", []byte("keep"), artifacts.PutOptions{})
+
+	t.Run("invalid selectors remove nothing", func(t *testing.T) {
+		for _, sel := range []artifacts.Selector{
+			{Kind: artifacts.SelectVersion, Version: 0},
+			{Kind: artifacts.SelectVersion, Version: -1},
+			{Kind: "bogus"},
+			{Kind: ""},
+		} {
+			_, err := st.Delete(t.Context(), scopeSession, "del", sel)
+			wantCode(t, err, artifacts.CodeInvalidArgument, "Delete(%+v)", sel)
+		}
+		if got := versionsOf(t, st, scopeSession, "del"); !slices.Equal(got, []int64{1, 2, 3, 4}) {
+			t.Fatalf("versions after invalid deletes = %v", got)
+		}
+	})
+	t.Run("version", func(t *testing.T) {
+		deleteOK(t, st, scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2}, recs[1])
+		_, err := st.Delete(t.Context(), scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2})
+		wantCode(t, err, artifacts.CodeNotFound, "Delete of an already deleted version")
+		_, err = st.Delete(t.Context(), scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 99})
+		wantCode(t, err, artifacts.CodeNotFound, "Delete of a version never made")
+		for _, call := range []struct {
+			name string
+			err  error
+		}{
+			{"Stat", errOf(st.Stat(t.Context(), scopeSession, "del", 2))},
+			{"Get", errOf(st.Get(t.Context(), scopeSession, "del", 2))},
+			{"GetRange", errOf(st.GetRange(t.Context(), scopeSession, "del", 2, 0, 1))},
+		} {
+			wantCode(t, call.err, artifacts.CodeNotFound, "%s of a deleted version", call.name)
+		}
+	})
+	t.Run("all", func(t *testing.T) {
+		deleteOK(t, st, scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectAll}, recs[0], recs[2], recs[3])
+		for _, sel := range []artifacts.Selector{
+			{Kind: artifacts.SelectAll},
+			{Kind: artifacts.SelectLatest},
+			{Kind: artifacts.SelectVersion, Version: 1},
+		} {
+			_, err := st.Delete(t.Context(), scopeSession, "del", sel)
+			wantCode(t, err, artifacts.CodeNotFound, "Delete(%+v) of a name with no versions left", sel)
+		}
+	})
+	t.Run("unknown", func(t *testing.T) {
+		for _, sel := range []artifacts.Selector{{Kind: artifacts.SelectAll}, {Kind: artifacts.SelectLatest}, {Kind: artifacts.SelectVersion, Version: 1}} {
+			_, err := st.Delete(t.Context(), scopeSession, "never", sel)
+			wantCode(t, err, artifacts.CodeNotFound, "Delete(%+v) of an unknown name", sel)
+			_, err = st.Delete(t.Context(), artifacts.AppScope("never"), "del", sel)
+			wantCode(t, err, artifacts.CodeNotFound, "Delete(%+v) in an unknown scope", sel)
+		}
+	})
+	// The other name is untouched.
+	got, err := st.Stat(t.Context(), scopeSession, "keep", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecord(t, got, other, "Stat of an untouched name")
+	if nc := nameCounts(t, st, scopeSession); len(nc) != 1 || nc["keep"] != 1 {
+		t.Errorf("names after deletes = %v, want only keep", nc)
+	}
+}
+
+func errOf[T any](_ T, err error) error { return err }
+
+func testNotFound(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	put(t, st, scopeApp, "known", []byte("known"), artifacts.PutOptions{})
+	type target struct {
+		what  string
+		scope artifacts.Scope
+		name  string
+		v     int64
+	}
+	targets := []target{
+		{"unknown scope", artifacts.AppScope("unknown"), "known", 0},
+		{"scope of another kind", artifacts.UserScope("conformance-app", "known"), "known", 0},
+		{"unknown name", scopeApp, "unknown", 0},
+		{"name prefix", scopeApp, "know", 0},
+		{"unknown version", scopeApp, "known", 2},
+		{"huge version", scopeApp, "known", math.MaxInt64},
+	}
+	ctx := t.Context()
+	for _, tg := range targets {
+		t.Run(tg.what, func(t *testing.T) {
+			wantCode(t, errOf(st.Stat(ctx, tg.scope, tg.name, tg.v)), artifacts.CodeNotFound, "Stat")
+			wantCode(t, errOf(st.Get(ctx, tg.scope, tg.name, tg.v)), artifacts.CodeNotFound, "Get")
+			wantCode(t, errOf(st.GetRange(ctx, tg.scope, tg.name, tg.v, 0, 1)), artifacts.CodeNotFound, "GetRange")
+			if tg.v == 0 {
+				wantCode(t, errOf(st.ListVersions(ctx, tg.scope, tg.name, artifacts.ListOptions{})), artifacts.CodeNotFound, "ListVersions")
+				wantCode(t, errOf(st.Delete(ctx, tg.scope, tg.name, artifacts.Selector{Kind: artifacts.SelectAll})), artifacts.CodeNotFound, "Delete(all)")
+			} else {
+				wantCode(t, errOf(st.Delete(ctx, tg.scope, tg.name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: tg.v})), artifacts.CodeNotFound, "Delete(version)")
+			}
+			if tg.scope != scopeApp {
+				wantCode(t, errOf(st.ListNames(ctx, tg.scope, artifacts.ListOptions{})), artifacts.CodeNotFound, "ListNames")
+			}
+		})
+	}
+	// Nothing above changed the store.
+	mustGet(t, st, scopeApp, "known", 1, []byte("known"))
+}

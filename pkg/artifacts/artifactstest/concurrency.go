@@ -1,0 +1,321 @@
+package artifactstest
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// payloadOf is the payload writer w puts as its i-th version.
+func payloadOf(w, i int) []byte {
+	return append([]byte(fmt.Sprintf("writer %d put %d|", w, i)), data(64+w*7+i, uint64(1000*w+i))...)
+}
+
+func testConcurrency(t *testing.T, s *suite) {
+	writers, each := 8, 50
+	if s.h.SkipSlow {
+		each = 10
+	}
+	t.Run(fmt.Sprintf("%d writers x %d puts to one name", writers, each), func(t *testing.T) {
+		st := s.newStore(t)
+		scope := artifacts.SessionScope("concurrent", "u", "one-name")
+		byVersion := make([][]byte, writers*each+1)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					b := payloadOf(w, i)
+					rec, err := st.Put(t.Context(), scope, "hot", reader(b), artifacts.PutOptions{Metadata: artifacts.Metadata{"w": w, "i": i}})
+					if err != nil {
+						t.Errorf("writer %d put %d: %v", w, i, err)
+						return
+					}
+					mu.Lock()
+					switch {
+					case rec.Version < 1 || rec.Version > int64(writers*each):
+						t.Errorf("writer %d put %d got version %d, outside 1..%d", w, i, rec.Version, writers*each)
+					case byVersion[rec.Version] != nil:
+						t.Errorf("version %d given to two puts", rec.Version)
+					default:
+						byVersion[rec.Version] = b
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		for v := 1; v <= writers*each; v++ {
+			mustGet(t, st, scope, "hot", int64(v), byVersion[v])
+		}
+		want := make([]int64, writers*each)
+		for i := range want {
+			want[i] = int64(i + 1)
+		}
+		if got := versionsOf(t, st, scope, "hot"); !slices.Equal(got, want) {
+			t.Errorf("ListVersions after concurrent puts = %d versions, want 1..%d", len(got), writers*each)
+		}
+		if w, ok := st.(artifacts.Walker); ok {
+			err := w.Walk(t.Context(), func(u artifacts.ScopeUsage) error {
+				if u.NameSlots > 1 {
+					// Not a failure: the layout's slot protocol lets racing
+					// first puts of one name each claim a slot.
+					t.Logf("note: racing first puts of one name used %d name slots", u.NameSlots)
+				}
+				for _, n := range u.Names {
+					if n.Reservations < writers*each {
+						t.Errorf("Walk reports %d reservations, want at least %d", n.Reservations, writers*each)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	t.Run("many new names in one new scope", func(t *testing.T) {
+		st := s.newStore(t)
+		scope := artifacts.UserScope("concurrent", "many-names")
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range 10 {
+					name := fmt.Sprintf("w%d/n%d", w, i)
+					rec, err := st.Put(t.Context(), scope, name, reader(payloadOf(w, i)), artifacts.PutOptions{})
+					if err != nil {
+						t.Errorf("Put(%q): %v", name, err)
+					} else if rec.Version != 1 {
+						t.Errorf("Put(%q) got version %d, want 1", name, rec.Version)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		got := nameCounts(t, st, scope)
+		if len(got) != writers*10 {
+			t.Errorf("ListNames reports %d names, want %d", len(got), writers*10)
+		}
+		for w := range writers {
+			for i := range 10 {
+				mustGet(t, st, scope, fmt.Sprintf("w%d/n%d", w, i), 1, payloadOf(w, i))
+			}
+		}
+	})
+	t.Run("many new scopes", func(t *testing.T) {
+		st := s.newStore(t)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range 4 {
+					scope := artifacts.SessionScope("concurrent", fmt.Sprintf("u%d", i), "s") // shared by writers
+					if _, err := st.Put(t.Context(), scope, fmt.Sprintf("n%d", w), reader(payloadOf(w, i)), artifacts.PutOptions{}); err != nil {
+						t.Errorf("Put: %v", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		want := map[artifacts.Scope]bool{}
+		for i := range 4 {
+			scope := artifacts.SessionScope("concurrent", fmt.Sprintf("u%d", i), "s")
+			want[scope] = true
+			if got := nameCounts(t, st, scope); len(got) != writers {
+				t.Errorf("scope %s lists %v, want %d names", scope, got, writers)
+			}
+		}
+		if got := scopeSet(t, st); got != nil && !equalSets(got, want) {
+			t.Errorf("ListScopes = %v, want %v", got, want)
+		}
+	})
+	t.Run("readers during writes", func(t *testing.T) {
+		st := s.newStore(t)
+		scope := artifacts.AppScope("concurrent-rw")
+		var done atomic.Bool
+		var reads atomic.Int64
+		var wg, readers sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := range 10 {
+					if _, err := st.Put(t.Context(), scope, "rw", reader(payloadOf(w, i)), artifacts.PutOptions{}); err != nil {
+						t.Errorf("Put: %v", err)
+					}
+				}
+			})
+		}
+		for range 4 {
+			readers.Go(func() {
+				for !done.Load() {
+					r, err := st.Get(t.Context(), scope, "rw", 0)
+					if artifacts.IsNotFound(err) {
+						continue
+					}
+					if err != nil {
+						t.Errorf("Get(latest) during writes: %v", err)
+						return
+					}
+					b, err := readAll(r)
+					if err != nil {
+						t.Errorf("reading the latest during writes: %v", err)
+						return
+					}
+					if sum := sha256.Sum256(b); artifacts.DigestHex(sum[:]) != r.Record().Digest {
+						t.Errorf("read v%d whose bytes do not match its record", r.Record().Version)
+						return
+					}
+					reads.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		done.Store(true)
+		readers.Wait()
+		if got := versionsOf(t, st, scope, "rw"); len(got) != 40 {
+			t.Errorf("%d versions after the writes, want 40", len(got))
+		}
+	})
+	t.Run("concurrent deletes of distinct versions", func(t *testing.T) {
+		st := s.newStore(t)
+		scope := artifacts.AppScope("concurrent-delete")
+		putN(t, st, scope, "d", 40, 9)
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := range 5 {
+					v := int64(w*5 + i + 1)
+					recs, err := st.Delete(t.Context(), scope, "d", artifacts.Selector{Kind: artifacts.SelectVersion, Version: v})
+					if err != nil || len(recs) != 1 || recs[0].Version != v {
+						t.Errorf("Delete(v%d) = %v, %v", v, recs, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if got := versionsOf(t, st, scope, "d"); len(got) != 0 {
+			t.Errorf("versions left after deleting all = %v", got)
+		}
+		if rec := put(t, st, scope, "d", []byte("next"), artifacts.PutOptions{}); rec.Version != 41 {
+			t.Errorf("Put after deleting all got version %d, want 41", rec.Version)
+		}
+	})
+}
+
+func testListScopesAndWalk(t *testing.T, s *suite) {
+	st := s.newStore(t)
+	lister, isLister := st.(artifacts.ScopeLister)
+	walker, isWalker := st.(artifacts.Walker)
+	if !isLister && !isWalker {
+		t.Skipf("%T implements neither artifacts.ScopeLister nor artifacts.Walker", st)
+	}
+	ctx := t.Context()
+	if isLister {
+		if got, err := lister.ListScopes(ctx); err != nil || len(got) != 0 {
+			t.Errorf("ListScopes of an empty store = %v, %v", got, err)
+		}
+	}
+	if isWalker {
+		calls := 0
+		if err := walker.Walk(ctx, func(artifacts.ScopeUsage) error { calls++; return nil }); err != nil || calls != 0 {
+			t.Errorf("Walk of an empty store: %d calls, %v", calls, err)
+		}
+	}
+	recs := map[artifacts.Scope]map[string][]artifacts.Record{
+		scopeApp:  {"a": putN(t, st, scopeApp, "a", 3, 1), "b/c": putN(t, st, scopeApp, "b/c", 1, 2)},
+		scopeUser: {"a": putN(t, st, scopeUser, "a", 2, 3)},
+	}
+	// A scope whose only name is deleted is not listed.
+	putN(t, st, scopeSession, "gone", 2, 4)
+	if _, err := st.Delete(ctx, scopeSession, "gone", artifacts.Selector{Kind: artifacts.SelectAll}); err != nil {
+		t.Fatal(err)
+	}
+	// Deleted versions leave the records but not the reservations.
+	if _, err := st.Delete(ctx, scopeApp, "a", artifacts.Selector{Kind: artifacts.SelectLatest}); err != nil {
+		t.Fatal(err)
+	}
+	recs[scopeApp]["a"] = recs[scopeApp]["a"][:2]
+	reserved := map[string]int{"a": 3, "b/c": 1}
+
+	if isLister {
+		got := scopeSet(t, st)
+		want := map[artifacts.Scope]bool{scopeApp: true, scopeUser: true}
+		if !equalSets(got, want) {
+			t.Errorf("ListScopes = %v, want %v", got, want)
+		}
+	}
+	if !isWalker {
+		return
+	}
+	seen := map[artifacts.Scope]bool{}
+	err := walker.Walk(ctx, func(u artifacts.ScopeUsage) error {
+		byName := map[string]artifacts.NameUsage{}
+		for _, n := range u.Names {
+			if len(n.Problems) > 0 {
+				t.Errorf("Walk reports problems in %s: %+v", u.Scope, n.Problems)
+			}
+			if len(n.Records) > 0 {
+				byName[n.Name] = n
+			}
+		}
+		if len(byName) == 0 {
+			if u.Known && u.Scope != scopeSession {
+				t.Errorf("Walk reports scope %s with no records", u.Scope)
+			}
+			return nil
+		}
+		if !u.Known {
+			t.Errorf("Walk reports scope %s with records but Known false", u.Hash)
+			return nil
+		}
+		if seen[u.Scope] {
+			t.Errorf("Walk reports scope %s twice", u.Scope)
+		}
+		seen[u.Scope] = true
+		if u.Hash != u.Scope.Hash() {
+			t.Errorf("Walk reports scope %s with hash %s, want %s", u.Scope, u.Hash, u.Scope.Hash())
+		}
+		want := recs[u.Scope]
+		if u.NameSlots < len(want) {
+			t.Errorf("Walk reports %d name slots in %s, want at least %d", u.NameSlots, u.Scope, len(want))
+		}
+		if got := sortedKeys(byName); !slices.Equal(got, sortedKeys(want)) {
+			t.Errorf("Walk reports names %q in %s, want %q", got, u.Scope, sortedKeys(want))
+		}
+		for name, n := range byName {
+			if n.Hash != artifacts.NameHash(name) {
+				t.Errorf("Walk reports name %q with hash %s, want %s", name, n.Hash, artifacts.NameHash(name))
+			}
+			if r := reserved[name]; u.Scope == scopeApp && n.Reservations < r {
+				t.Errorf("Walk reports %d reservations for %q, want at least %d", n.Reservations, name, r)
+			}
+			if len(n.Records) != len(want[name]) {
+				t.Errorf("Walk reports %d records for %s %q, want %d", len(n.Records), u.Scope, name, len(want[name]))
+				continue
+			}
+			for i := range n.Records {
+				sameRecord(t, n.Records[i], want[name][i], "Walk record %d of %s %q", i, u.Scope, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Walk: %v", err)
+	}
+	if len(seen) != len(recs) {
+		t.Errorf("Walk reported %d scopes with records, want %d", len(seen), len(recs))
+	}
+	stop := errors.New("stop here")
+	calls := 0
+	err = walker.Walk(ctx, func(artifacts.ScopeUsage) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("Walk whose callback fails: %d calls, error %v; want 1 call and the callback's error", calls, err)
+	}
+}

@@ -1,0 +1,378 @@
+// Package gcsstore is the Google Cloud Storage adapter of the artifact
+// store. It reads and writes, object for object, the v1 Cloud Storage layout
+// of the Erlang ADK adapter adk_artifact_gcs: hashed scope and name
+// prefixes, an empty .reserve object per version number, the payload in
+// .data and the record in .meta, which is the only publication point.
+//
+// Every object is created with the DoesNotExist precondition
+// (ifGenerationMatch=0), so concurrent writers in any number of processes
+// never overwrite each other; every delete is conditioned on the generation
+// that was listed. Each object this package creates carries a random token
+// in its custom metadata (TokenMetadataKey): when a create is retried after
+// its first attempt committed but its response was lost, the 412 that the
+// retry gets is told apart from a competitor's object by that token.
+//
+// Payloads stream: Put never holds more than one upload chunk
+// (Options.ChunkSize) of a payload in memory, and Get streams through an
+// artifacts.Reader that verifies size and SHA-256 before it reports io.EOF.
+package gcsstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"github.com/googleapis/gax-go/v2"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// TokenMetadataKey is the custom metadata key (sent as the header
+// x-goog-meta-agentstore-token) holding the random token of the call that
+// created an object.
+const TokenMetadataKey = "agentstore-token"
+
+// MaxRecordBytes is the layout's limit on a record written to Cloud
+// Storage, and the default of Options.MaxRecordBytes.
+const MaxRecordBytes = 16384
+
+// Defaults of Options.
+const (
+	DefaultMaxReserveAttempts = 32
+	DefaultChunkSize          = 8 << 20
+	DefaultMaxAttempts        = 5
+	DefaultRetryInitial       = 50 * time.Millisecond
+	DefaultRetryMax           = 2 * time.Second
+	DefaultWorkers            = 16
+	// minChunk is the smallest upload chunk Cloud Storage accepts; payloads
+	// that fit in it are sent in one request with a known CRC32C.
+	minChunk = 256 << 10
+	// cleanupTimeout bounds the removal of a staged object after the call's
+	// own deadline has passed.
+	cleanupTimeout = 10 * time.Second
+)
+
+// Options configure a Store. The zero value gives the layout's defaults.
+type Options struct {
+	// MaxArtifactBytes is the largest payload Put accepts (default 64 MiB).
+	MaxArtifactBytes int64
+	// MaxScanEntries sets the lifetime ceilings (default 10,000, at least 3):
+	// scopes in the prefix and names per scope at MaxScanEntries/2,
+	// reservations per name at MaxScanEntries/3.
+	MaxScanEntries int
+	// MaxPageLimit is the largest page limit (default 1000).
+	MaxPageLimit int
+	// Now is the clock for created_at (default time.Now).
+	Now func() time.Time
+	// MaxReserveAttempts bounds how many version numbers one Put tries to
+	// reserve when competitors keep taking them (HTTP 412) before it fails
+	// with CodeConflict (default 32).
+	MaxReserveAttempts int
+	// ChunkSize is the upload chunk of payloads larger than 256 KiB: the
+	// memory one Put holds, and the unit the client retries (default 8 MiB,
+	// rounded up to a multiple of 256 KiB by the client).
+	ChunkSize int
+	// MaxAttempts bounds the attempts of every single request, retries on
+	// 408, 429, 5xx and connection errors included (default 5). The call's
+	// context bounds them too.
+	MaxAttempts int
+	// RetryInitial and RetryMax shape the exponential backoff between
+	// attempts (defaults 50 ms and 2 s).
+	RetryInitial, RetryMax time.Duration
+	// Workers is the number of concurrent requests of a listing (default 16).
+	Workers int
+	// MaxRecordBytes is the largest record Put writes (default
+	// MaxRecordBytes, 16,384, as the layout says; at most
+	// artifacts.MaxRecordFileBytes, the reader's limit). At the default a
+	// Put whose custom metadata is near its own 16,384-byte limit fails
+	// with CodeInvalidMetadata before anything is written, since the
+	// record's other fields do not fit beside it.
+	MaxRecordBytes int
+}
+
+// Store is a Cloud Storage artifact store: the objects below a prefix of one
+// bucket. It implements artifacts.Store, artifacts.ScopeLister and
+// artifacts.Walker. It is safe for concurrent use.
+type Store struct {
+	client *storage.Client
+	owned  bool // Close closes client
+	bucket string
+	prefix string
+	opts   Options
+
+	mu    sync.Mutex
+	names map[string]string // name prefix -> name (immutable)
+}
+
+var (
+	_ artifacts.Store       = (*Store)(nil)
+	_ artifacts.ScopeLister = (*Store)(nil)
+	_ artifacts.Walker      = (*Store)(nil)
+)
+
+// Open returns a Store for the objects below prefix (DefaultPrefix when
+// empty; leading and trailing slashes are dropped) in bucket, using client.
+// It lists at most one object to check that the bucket can be read, and
+// does not close client.
+func Open(ctx context.Context, client *storage.Client, bucket, prefix string, opts Options) (*Store, error) {
+	const op = "open"
+	if client == nil {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "no storage client")
+	}
+	if bucket == "" {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "no bucket")
+	}
+	prefix = strings.Trim(prefix, "/")
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if strings.Contains(prefix, "//") {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "prefix %q has an empty segment", prefix)
+	}
+	if opts.MaxArtifactBytes <= 0 {
+		opts.MaxArtifactBytes = artifacts.DefaultMaxArtifact
+	}
+	if opts.MaxScanEntries == 0 {
+		opts.MaxScanEntries = artifacts.DefaultMaxScanEntries
+	}
+	if opts.MaxScanEntries < artifacts.MinMaxScanEntries {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "max scan entries %d is below %d", opts.MaxScanEntries, artifacts.MinMaxScanEntries)
+	}
+	if opts.MaxPageLimit <= 0 {
+		opts.MaxPageLimit = artifacts.DefaultMaxPageLimit
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxReserveAttempts <= 0 {
+		opts.MaxReserveAttempts = DefaultMaxReserveAttempts
+	}
+	if opts.ChunkSize <= 0 {
+		opts.ChunkSize = DefaultChunkSize
+	}
+	if opts.ChunkSize < minChunk {
+		opts.ChunkSize = minChunk
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.RetryInitial <= 0 {
+		opts.RetryInitial = DefaultRetryInitial
+	}
+	if opts.RetryMax <= 0 {
+		opts.RetryMax = DefaultRetryMax
+	}
+	if opts.MaxRecordBytes <= 0 {
+		opts.MaxRecordBytes = MaxRecordBytes
+	}
+	if opts.MaxRecordBytes > artifacts.MaxRecordFileBytes {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "max record bytes %d is above %d", opts.MaxRecordBytes, artifacts.MaxRecordFileBytes)
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	s := &Store{client: client, bucket: bucket, prefix: prefix, opts: opts, names: map[string]string{}}
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	it := s.bkt().Objects(cctx, &storage.Query{Prefix: s.prefix + "/", Delimiter: "/"})
+	it.PageInfo().MaxSize = 1
+	if _, err := it.Next(); err != nil && err != iterator.Done {
+		return nil, classify(cctx, op, err, "bucket %q is not readable", bucket)
+	}
+	return s, nil
+}
+
+// OpenURI is Open with a client of its own, made by storage.NewClient with
+// Application Default Credentials. When STORAGE_EMULATOR_HOST is set the
+// client talks to that emulator without authentication and reads through
+// the JSON API (emulators do not serve the XML API at their own host). The
+// Store's Close closes the client.
+func OpenURI(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
+	var copts []option.ClientOption
+	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
+		copts = append(copts, option.WithoutAuthentication(), storage.WithJSONReads())
+	}
+	client, err := storage.NewClient(ctx, copts...)
+	if err != nil {
+		return nil, classify(ctx, "open", err, "storage client")
+	}
+	s, err := Open(ctx, client, bucket, prefix, opts)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// Close closes the storage client when the Store made it (OpenURI).
+func (s *Store) Close() error {
+	if s.owned {
+		return s.client.Close()
+	}
+	return nil
+}
+
+// Bucket returns the bucket's name.
+func (s *Store) Bucket() string { return s.bucket }
+
+// Prefix returns the object name prefix, without a trailing slash.
+func (s *Store) Prefix() string { return s.prefix }
+
+// Client returns the storage client.
+func (s *Store) Client() *storage.Client { return s.client }
+
+// ObjectName returns the full object name of version n's object with
+// suffix, for scope and name.
+func (s *Store) ObjectName(scope artifacts.Scope, name string, n int64, suffix Suffix) string {
+	return s.namePrefix(scope.Hash(), artifacts.NameHash(name)) + VersionObject(n, suffix)
+}
+
+// Capabilities describes the adapter. Ranges are checked against the
+// record's size only: a GetRange reads just the range.
+func (s *Store) Capabilities() artifacts.Capabilities {
+	return artifacts.Capabilities{
+		Name:             "gcs",
+		MaxArtifactBytes: s.opts.MaxArtifactBytes,
+		MaxPageLimit:     s.opts.MaxPageLimit,
+		MaxScanEntries:   s.opts.MaxScanEntries,
+		VerifiedRanges:   false,
+		Durable:          true,
+	}
+}
+
+// callCtx bounds a call by the layout's longest deadline when ctx has none.
+func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
+}
+
+// retryOptions returns the retry configuration of one request: bounded
+// exponential backoff, idempotent operations only (every create here has a
+// precondition, every delete a generation), and at most MaxAttempts
+// attempts, counted by a fresh counter.
+func (s *Store) retryOptions() []storage.RetryOption {
+	var attempts atomic.Int32
+	limit := int32(s.opts.MaxAttempts)
+	return []storage.RetryOption{
+		storage.WithBackoff(gax.Backoff{Initial: s.opts.RetryInitial, Max: s.opts.RetryMax, Multiplier: 2}),
+		storage.WithPolicy(storage.RetryIdempotent),
+		storage.WithMaxAttempts(s.opts.MaxAttempts),
+		storage.WithErrorFunc(func(err error) bool {
+			return attempts.Add(1) < limit && shouldRetry(err)
+		}),
+	}
+}
+
+// bkt returns the bucket handle with a fresh retry budget.
+func (s *Store) bkt() *storage.BucketHandle {
+	return s.client.Bucket(s.bucket).Retryer(s.retryOptions()...)
+}
+
+// obj returns an object handle with a fresh retry budget.
+func (s *Store) obj(name string) *storage.ObjectHandle {
+	return s.client.Bucket(s.bucket).Object(name).Retryer(s.retryOptions()...)
+}
+
+// shouldRetry is storage.ShouldRetry, which also retries a connection that
+// closed before the response (io.EOF inside a *url.Error).
+func shouldRetry(err error) bool {
+	return storage.ShouldRetry(err)
+}
+
+// newToken returns 32 random hex characters.
+func newToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// httpCode returns the HTTP status of a Cloud Storage error, 0 if none.
+func httpCode(err error) int {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return 0
+}
+
+func isPrecondition(err error) bool { return httpCode(err) == 412 }
+
+func isNotExist(err error) bool {
+	return errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) || httpCode(err) == 404
+}
+
+// classify turns an error of the storage client into an *artifacts.Error:
+// a done context is a timeout (or cancellation), 404 not found, 401 and 403
+// permission denied, 412 a conflict, 408, 429, 5xx and connection failures
+// unavailable. *artifacts.Error values pass through.
+func classify(ctx context.Context, op string, err error, format string, args ...any) *artifacts.Error {
+	var e *artifacts.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	code := artifacts.CodeIO
+	switch c := httpCode(err); {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+		code = artifacts.CodeTimeout
+	case ctx.Err() != nil, errors.Is(err, context.Canceled):
+		code = artifacts.CodeCanceled
+	case isNotExist(err):
+		code = artifacts.CodeNotFound
+	case c == 401 || c == 403:
+		code = artifacts.CodePermission
+	case c == 412:
+		code = artifacts.CodeConflict
+	case c == 408 || c == 429 || c >= 500:
+		code = artifacts.CodeUnavailable
+	case c != 0:
+		code = artifacts.CodeIO
+	case isConnErr(err):
+		code = artifacts.CodeUnavailable
+	}
+	return artifacts.Errorf(code, op, err, format, args...)
+}
+
+// isConnErr reports whether err is a transport failure: the service could
+// not be reached or dropped the connection.
+func isConnErr(err error) bool {
+	var ne net.Error
+	var ue *url.Error
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &oe), errors.As(err, &ue), errors.As(err, &ne):
+		return true
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "connection reset")
+}
+
+// wrapper returns a function that classifies an error and names the
+// artifact it concerns.
+func wrapper(ctx context.Context, op string, scope artifacts.Scope, name string, version *int64) func(error) error {
+	return func(err error) error {
+		v := int64(0)
+		if version != nil {
+			v = *version
+		}
+		return classify(ctx, op, err, "").With(scope, name, v)
+	}
+}

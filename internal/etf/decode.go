@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -86,7 +87,10 @@ func decodeCompressed(b []byte, lim Limits) (any, error) {
 		return nil, &DecodeError{Offset: 2, Err: ErrCompressed, Msg: fmt.Sprintf("declared uncompressed size %d is impossible for %d compressed bytes", size, len(b)-compressedHdrSize)}
 	}
 	src := bytes.NewReader(b[compressedHdrSize:])
-	zr, err := zlib.NewReader(src)
+	zr, err := getZlib(src)
+	if zr != nil {
+		defer zlibReaders.Put(zr)
+	}
 	if err != nil {
 		return nil, &DecodeError{Offset: compressedHdrSize, Err: ErrCompressed, Msg: "zlib: " + err.Error()}
 	}
@@ -533,4 +537,21 @@ func shortTerm(v any) string {
 		s = s[:61] + "..."
 	}
 	return s
+}
+
+// zlibReaders keeps inflaters for reuse: setting one up costs far more than
+// inflating a record, and listings inflate thousands of records.
+var zlibReaders sync.Pool
+
+// getZlib returns an inflater reading src, reusing a pooled one when there
+// is one. The returned reader is non-nil even with an error, for the pool.
+func getZlib(src io.Reader) (io.ReadCloser, error) {
+	if zr, ok := zlibReaders.Get().(io.ReadCloser); ok {
+		return zr, zr.(zlib.Resetter).Reset(src, nil)
+	}
+	zr, err := zlib.NewReader(src)
+	if err != nil {
+		return nil, err
+	}
+	return zr, nil
 }

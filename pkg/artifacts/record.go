@@ -357,4 +357,3 @@ func fromTerm(v any, depth int) (out any, bad bool) {
 
 // DigestHex formats a SHA-256 sum as the record's digest string.
 func DigestHex(sum []byte) string { return hex.EncodeToString(sum) }
-

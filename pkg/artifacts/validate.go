@@ -179,3 +179,33 @@ func PageLimit(limit, max int) (int, error) {
 	}
 	return limit, nil
 }
+
+// CloneMetadata deep-copies metadata (maps, lists and big integers), so
+// that a store can hand out records without sharing what it holds. A nil
+// map gives an empty one.
+func CloneMetadata(md Metadata) Metadata {
+	if md == nil {
+		return Metadata{}
+	}
+	return cloneValue(md).(map[string]any)
+}
+
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneValue(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = cloneValue(e)
+		}
+		return l
+	case *big.Int:
+		return new(big.Int).Set(x)
+	}
+	return v
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
@@ -342,7 +343,9 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 			}
 			in.latest = &rec
 		}
-		page.Items = append(page.Items, artifacts.NameEntry{Name: in.name, Latest: *in.latest, Versions: len(in.versions)})
+		latest := *in.latest
+		latest.Metadata = artifacts.CloneMetadata(latest.Metadata)
+		page.Items = append(page.Items, artifacts.NameEntry{Name: in.name, Latest: latest, Versions: len(in.versions)})
 	}
 	return page, nil
 }
@@ -355,6 +358,38 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// dirState is what the store remembers of a name directory between
+// listings. A directory's modification time changes whenever a version is
+// reserved, published or deleted in it, so while it is unchanged the state
+// still holds — provided the time was not so recent when the directory was
+// read that a later change could carry the same coarse timestamp.
+type dirState struct {
+	mtime    time.Time
+	stable   bool // mtime was older than racyWindow when the directory was read
+	name     string
+	versions []int64
+	latest   *artifacts.Record
+}
+
+// racyWindow bounds the timestamp granularity of the filesystems a store
+// lives on (ext4 and XFS tick in milliseconds, some network filesystems in
+// seconds).
+const racyWindow = 2 * time.Second
+
+// maxRemembered bounds the memory the cache of directory states takes.
+const maxRemembered = 200000
+
+func stable(mtime, scanned time.Time) bool { return mtime.Before(scanned.Add(-racyWindow)) }
+
+func (s *Store) remember(dir string, st dirState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.dirs) >= maxRemembered {
+		clear(s.dirs)
+	}
+	s.dirs[dir] = st
 }
 
 // scanNames reads every name directory of a scope, in parallel: its
@@ -376,6 +411,20 @@ func (s *Store) scanNames(ctx context.Context, namesDir string, scope artifacts.
 		}
 	}
 	work := func(in *nameInfo) {
+		fi, err := os.Lstat(in.dir)
+		if err != nil {
+			in.err = err
+			return
+		}
+		mtime := fi.ModTime()
+		s.mu.Lock()
+		c, ok := s.dirs[in.dir]
+		s.mu.Unlock()
+		if ok && c.stable && c.mtime.Equal(mtime) {
+			in.name, in.versions, in.latest = c.name, c.versions, c.latest
+			return
+		}
+		scanned := time.Now()
 		sc, err := scanNameDir(in.dir, false)
 		if err != nil {
 			in.err = err
@@ -383,33 +432,28 @@ func (s *Store) scanNames(ctx context.Context, namesDir string, scope artifacts.
 		}
 		in.versions = sc.published
 		if len(sc.published) == 0 {
-			return
-		}
-		s.mu.Lock()
-		name, ok := s.names[in.dir]
-		s.mu.Unlock()
-		if ok {
-			in.name = name
+			s.remember(in.dir, dirState{mtime: mtime, stable: stable(mtime, scanned), name: c.name})
 			return
 		}
 		n := sc.published[len(sc.published)-1]
-		rec, err := readRecord("list names", in.dir, scope, "", n)
-		if err == nil && (rec.Scope != scope || rec.Version != n || artifacts.NameHash(rec.Name) != filepath.Base(in.dir)) {
-			err = artifacts.Errorf(artifacts.CodeCorrupt, "list names", nil, "record %s belongs to %s %q v%d", filepath.Join(in.dir, VersionFile(n, "meta")), rec.Scope, rec.Name, rec.Version)
+		if ok && c.latest != nil && c.latest.Version == n {
+			in.name, in.latest = c.name, c.latest
+		} else {
+			rec, err := readRecord("list names", in.dir, scope, "", n)
+			if err == nil && (rec.Scope != scope || rec.Version != n || artifacts.NameHash(rec.Name) != filepath.Base(in.dir)) {
+				err = artifacts.Errorf(artifacts.CodeCorrupt, "list names", nil, "record %s belongs to %s %q v%d", filepath.Join(in.dir, VersionFile(n, "meta")), rec.Scope, rec.Name, rec.Version)
+			}
+			if artifacts.IsNotFound(err) { // deleted since the scan
+				in.versions = nil
+				return
+			}
+			if err != nil {
+				in.err = err
+				return
+			}
+			in.name, in.latest = rec.Name, &rec
 		}
-		if artifacts.IsNotFound(err) { // deleted since the scan
-			in.versions = nil
-			return
-		}
-		if err != nil {
-			in.err = err
-			return
-		}
-		in.name = rec.Name
-		in.latest = &rec
-		s.mu.Lock()
-		s.names[in.dir] = rec.Name
-		s.mu.Unlock()
+		s.remember(in.dir, dirState{mtime: mtime, stable: stable(mtime, scanned), name: in.name, versions: in.versions, latest: in.latest})
 	}
 	if err := parallel(ctx, infos, work); err != nil {
 		return nil, err

@@ -50,8 +50,8 @@ type Store struct {
 	scopes string // root/v1/scopes
 	opts   Options
 
-	mu    sync.Mutex
-	names map[string]string // name directory path -> name (immutable)
+	mu   sync.Mutex
+	dirs map[string]dirState // name directory path -> what listing it told
 }
 
 var (
@@ -83,7 +83,7 @@ func Open(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "open", err, "store root %q", root)
 	}
-	s := &Store{root: abs, scopes: filepath.Join(abs, LayoutDir, ScopesDir), opts: opts, names: map[string]string{}}
+	s := &Store{root: abs, scopes: filepath.Join(abs, LayoutDir, ScopesDir), opts: opts, dirs: map[string]dirState{}}
 	if err := checkDir("open", abs, false); err != nil {
 		return nil, err
 	}

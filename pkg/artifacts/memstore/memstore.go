@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -327,32 +326,7 @@ func canonicalMetadata(md artifacts.Metadata) (artifacts.Metadata, error) {
 
 // cloneMetadata deep-copies canonical metadata so that callers cannot
 // change what the store holds.
-func cloneMetadata(md artifacts.Metadata) artifacts.Metadata {
-	if md == nil {
-		return artifacts.Metadata{}
-	}
-	return cloneValue(md).(map[string]any)
-}
-
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = cloneValue(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = cloneValue(e)
-		}
-		return l
-	case *big.Int:
-		return new(big.Int).Set(x)
-	}
-	return v
-}
+func cloneMetadata(md artifacts.Metadata) artifacts.Metadata { return artifacts.CloneMetadata(md) }
 
 // checkRecord verifies a stored record the way a reader of the layout
 // does: it must belong to the scope, name and version it is stored under,

@@ -1,0 +1,254 @@
+package fscmd
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/iostreams"
+	"github.com/agentstore/agentstore/internal/lock"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/promfile"
+	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
+	"github.com/agentstore/agentstore/pkg/repair"
+)
+
+// RepairOptions are the flags and dependencies of "fs repair".
+type RepairOptions struct {
+	IO       *iostreams.IOStreams
+	Config   func() (*cmdutil.Config, error)
+	StoreURI func() (cmdutil.StoreURI, error)
+	Now      func() time.Time
+
+	Grace       time.Duration
+	Limit       int64
+	DryRun      bool
+	MetricsFile string
+}
+
+// RepairJSON is the JSON output of "fs repair": the store, then the
+// report (cli.md: store, dry_run, scanned, removed, reservations_preserved,
+// corrupt, corrupt_items; plus removed_items, skipped_items, young, and
+// next_command per corrupt item).
+type RepairJSON struct {
+	Store string `json:"store"`
+	repair.Report
+}
+
+// NewCmdRepair returns "fs repair". runF, when not nil, replaces the run
+// function (tests of flag parsing).
+func NewCmdRepair(f *cmdutil.Factory, runF func(context.Context, *RepairOptions) error) *cobra.Command {
+	opts := &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "repair [--grace DURATION] [--limit N] [--dry-run] [--metrics-file FILE]",
+		Short: "Remove what interrupted writers left in a filesystem store",
+		Long: `Walk every scope and name directory of a filesystem store and classify each
+file, as the layout's repair does:
+
+  v-N.reserve                 preserved (version numbers are never reused)
+  *.tmp-* (a staged write)    removed when older than --grace
+  v-N.data without v-N.meta   removed when older than --grace (a write that
+                              never published)
+  v-N.meta without v-N.data   reported as corrupt, never removed; the exact
+                              command that deletes the version is printed
+  anything else               left alone
+
+Repair plans first and then removes; --dry-run prints the plan (what would
+be removed and why) and changes nothing. Files younger than --grace are never
+removed, and each file is checked again right before its removal, so repair
+is safe while writers are active. --grace 0 removes fresh staged files too:
+use it only when no writer is running.
+
+Repair takes a lock, the file ` + LockFile + ` in the store's root (it
+records host, PID, start time and purpose). It goes stale after six hours
+without a heartbeat or when its process is gone from this host; a second
+repair while one runs exits with status 5 and touches nothing. A dry run
+only reads and takes no lock.
+
+With --metrics-file FILE it writes Prometheus textfile-collector metrics
+atomically: last success time, duration, the counters and the exit status.
+
+Only filesystem stores are supported for now.`,
+		Example: `  agentstore fs repair --store /var/lib/agentstore --dry-run
+  agentstore fs repair --store /var/lib/agentstore -o json --metrics-file /var/lib/node_exporter/agentstore_repair.prom`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Grace < 0 {
+				return cmdutil.Usagef("--grace %s is negative", opts.Grace)
+			}
+			if opts.Limit < 0 {
+				return cmdutil.Usagef("--limit %d is negative", opts.Limit)
+			}
+			if err := checkMetricsPath(opts.MetricsFile); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRepair(cmd.Context(), opts)
+		},
+	}
+	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions found (records without payloads); the rest was repaired
+5  another repair holds the lock on this store; nothing was changed`)
+	fl := cmd.Flags()
+	fl.DurationVar(&opts.Grace, "grace", repair.DefaultGrace, "leave staged files and orphan payloads younger than this (0: remove all; unsafe with active writers)")
+	fl.Int64Var(&opts.Limit, "limit", 0, "stop, removing nothing, when there are more than N files to scan (0: no limit)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print what would be removed and why; change nothing")
+	fl.StringVar(&opts.MetricsFile, "metrics-file", "", "write Prometheus textfile metrics to `FILE` (atomically)")
+	return cmd
+}
+
+func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
+	start := opts.Now()
+	m := runMetrics{prefix: "agentstore_fs_repair", start: start}
+	defer func() {
+		m.end = opts.Now()
+		err = finish(opts.IO, opts.MetricsFile, m, err)
+	}()
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
+	m.store = u.String()
+	if u.Scheme != cmdutil.SchemeFile {
+		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
+			fmt.Errorf("fs repair supports filesystem stores only, not %s", u.String()))
+	}
+	// Open checks that the root and v1/ are real directories.
+	if _, err := fsstore.Open(u.Root, fsstore.Options{}); err != nil {
+		return err
+	}
+	// A dry run only reads, so it takes no lock (and so leaves even the
+	// root directory untouched).
+	var beforeExecute func() error
+	if !opts.DryRun {
+		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair"})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := l.Release(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+		var cancel context.CancelFunc
+		ctx, cancel = l.Context(ctx)
+		defer cancel()
+		beforeExecute = l.Refresh
+	}
+
+	grace := opts.Grace
+	if grace == 0 {
+		grace = repair.NoGrace
+	}
+	prog := output.NewProgress(opts.IO)
+	prog.Start("repair: scanned")
+	rep, err := repair.Repair(ctx, u.Root, repair.Options{
+		Grace:         grace,
+		Limit:         opts.Limit,
+		DryRun:        opts.DryRun,
+		Now:           opts.Now,
+		StoreArg:      u.Root,
+		Progress:      func(n int64) { prog.Update(n, 0) },
+		BeforeExecute: beforeExecute,
+	})
+	prog.Done()
+	if err != nil {
+		if cerr := context.Cause(ctx); cerr != nil && ctx.Err() != nil {
+			return fmt.Errorf("%w (%v)", err, cerr)
+		}
+		return err
+	}
+	elapsed := opts.Now().Sub(start)
+	m.values = []promfile.Metric{
+		promfile.Gauge("scanned_files", "Files examined in name directories by the last run.", float64(rep.Scanned)),
+		promfile.Gauge("removed_files", "Files removed by the last run (in a dry run: that would be removed).", float64(rep.Removed)),
+		promfile.Gauge("reservations_preserved", "Version reservations found (never removed).", float64(rep.ReservationsPreserved)),
+		promfile.Gauge("corrupt_versions", "Records without payloads found (never removed).", float64(rep.Corrupt)),
+		promfile.Gauge("young_files", "Staged files and orphan payloads left alone as younger than the grace period.", float64(rep.Young)),
+		promfile.Gauge("skipped_files", "Files planned for removal but left alone because they changed meanwhile.", float64(len(rep.SkippedItems))),
+		promfile.Gauge("dry_run", "1 when the last run was a dry run.", boolFloat(rep.DryRun)),
+	}
+	if opts.IO.ProgressEnabled() {
+		fmt.Fprintf(opts.IO.ErrOut, "repair: %d files in %s (%s files/s)\n", rep.Scanned, elapsed.Round(time.Millisecond), rate(float64(rep.Scanned), elapsed))
+	}
+	if cfg.JSON() {
+		if err := output.JSON(opts.IO.Out, RepairJSON{Store: u.String(), Report: rep}); err != nil {
+			return err
+		}
+	} else {
+		printRepair(opts.IO, u, rep)
+	}
+	if rep.Corrupt > 0 {
+		return problems(rep.Corrupt)
+	}
+	return nil
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, rep repair.Report) {
+	w := ios.Out
+	st := output.NewStyles(ios)
+	verb, title := "removed", "REMOVED"
+	if rep.DryRun {
+		verb, title = "would remove", "WOULD REMOVE"
+	}
+	fmt.Fprintf(w, "%s %s", st.Bold("Store"), u.String())
+	if rep.DryRun {
+		fmt.Fprint(w, st.Warn(" (dry run: nothing was changed)"))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "scanned %d files: %s %d, %d reservations preserved, %d corrupt",
+		rep.Scanned, verb, rep.Removed, rep.ReservationsPreserved, rep.Corrupt)
+	if rep.Young > 0 {
+		fmt.Fprintf(w, ", %d younger than the grace period left alone", rep.Young)
+	}
+	fmt.Fprintln(w)
+	if len(rep.RemovedItems) > 0 {
+		fmt.Fprintln(w)
+		t := output.NewTable(ios, title, "AGE", "SIZE", "REASON")
+		t.NoTruncate(1, 2)
+		for _, it := range rep.RemovedItems {
+			rel, err := filepath.Rel(u.Root, it.Path)
+			if err != nil {
+				rel = it.Path
+			}
+			t.Row(rel, age(it.Age), output.Size(it.Size), it.Reason)
+		}
+		_ = t.Render()
+	}
+	if len(rep.SkippedItems) > 0 {
+		fmt.Fprintf(w, "\n%d left alone after all (they changed while repair ran):\n", len(rep.SkippedItems))
+		for _, it := range rep.SkippedItems {
+			fmt.Fprintf(w, "  %s: %s\n", it.Path, it.Reason)
+		}
+	}
+	corruptSection(ios, st, rep.CorruptItems)
+}
+
+// age formats a file age compactly: 45s, 12m, 3h, 4d.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}

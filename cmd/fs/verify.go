@@ -1,0 +1,175 @@
+package fscmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/iostreams"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/promfile"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/repair"
+)
+
+// VerifyOptions are the flags and dependencies of "fs verify".
+type VerifyOptions struct {
+	IO        *iostreams.IOStreams
+	Config    func() (*cmdutil.Config, error)
+	StoreURI  func() (cmdutil.StoreURI, error)
+	OpenStore func(context.Context) (artifacts.Store, error)
+	Now       func() time.Time
+
+	Scope       cmdutil.ScopeFlags
+	Sample      float64
+	Seed        uint64
+	MetricsFile string
+}
+
+// VerifyJSON is the JSON output of "fs verify": the store, the scope
+// checked (null for all), then the report.
+type VerifyJSON struct {
+	Store string           `json:"store"`
+	Scope *artifacts.Scope `json:"scope"`
+	repair.VerifyReport
+}
+
+// NewCmdVerify returns "fs verify". runF, when not nil, replaces the run
+// function (tests of flag parsing).
+func NewCmdVerify(f *cmdutil.Factory, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
+	opts := &VerifyOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, OpenStore: f.OpenStore, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "verify [--app A [--user U [--session S]]] [--sample PERCENT] [--metrics-file FILE]",
+		Short: "Read every published version and check its record and payload",
+		Long: `Read every published version of the store (or of one scope) and check that
+its record decodes and belongs where it lies, and that its payload has the
+size and SHA-256 the record says. Payloads are streamed, a few at a time.
+
+--sample PERCENT checks the payloads of a random share of the versions
+(records are always all read); the seed is printed, and --seed repeats the
+same sample.
+
+Each corrupt version is listed with the exact command that deletes it.
+Verify only reads, takes no lock and may run while writers are active.
+
+With --metrics-file FILE it writes Prometheus textfile-collector metrics
+atomically: last success time, duration, the counters and the exit status.`,
+		Example: `  agentstore fs verify --store /var/lib/agentstore
+  agentstore fs verify --store /var/lib/agentstore --app demo --user u1 --sample 10`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := opts.Scope.Scope(false); err != nil {
+				return err
+			}
+			if opts.Sample <= 0 || opts.Sample > 100 {
+				return cmdutil.Usagef("--sample %v is not a percentage above 0 and at most 100", opts.Sample)
+			}
+			if err := checkMetricsPath(opts.MetricsFile); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runVerify(cmd.Context(), opts)
+		},
+	}
+	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions found`)
+	cmdutil.AddScopeFlags(cmd, &opts.Scope)
+	fl := cmd.Flags()
+	fl.Float64Var(&opts.Sample, "sample", 100, "check the payloads of this `PERCENT` of the versions, picked at random")
+	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of the --sample choice (0: random; the seed used is reported)")
+	fl.StringVar(&opts.MetricsFile, "metrics-file", "", "write Prometheus textfile metrics to `FILE` (atomically)")
+	return cmd
+}
+
+func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
+	start := opts.Now()
+	m := runMetrics{prefix: "agentstore_fs_verify", start: start}
+	defer func() {
+		m.end = opts.Now()
+		err = finish(opts.IO, opts.MetricsFile, m, err)
+	}()
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
+	m.store = u.String()
+	scope, err := opts.Scope.Scope(false)
+	if err != nil {
+		return err
+	}
+	var only *artifacts.Scope
+	if scope.Kind != "" {
+		only = &scope
+	}
+	st, err := opts.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := st.(artifacts.Walker); !ok {
+		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s adapter cannot walk its store", st.Capabilities().Name))
+	}
+	storeArg := u.String()
+	if u.Scheme == cmdutil.SchemeFile {
+		storeArg = u.Root
+	}
+	prog := output.NewProgress(opts.IO)
+	prog.Start("verify: checked")
+	rep, err := repair.Verify(ctx, st, repair.VerifyOptions{
+		Scope:    only,
+		Sample:   opts.Sample,
+		Seed:     opts.Seed,
+		StoreArg: storeArg,
+		Progress: prog.Update,
+	})
+	prog.Done()
+	if err != nil {
+		return err
+	}
+	elapsed := opts.Now().Sub(start)
+	m.values = []promfile.Metric{
+		promfile.Gauge("versions", "Published versions found by the last run.", float64(rep.Versions)),
+		promfile.Gauge("checked_versions", "Versions whose payloads the last run read and checked.", float64(rep.Checked)),
+		promfile.Gauge("verified_bytes", "Payload bytes the last run read.", float64(rep.Bytes)),
+		promfile.Gauge("corrupt_versions", "Corrupt versions found by the last run.", float64(rep.Corrupt)),
+		promfile.Gauge("sample_percent", "Share of versions whose payloads were checked, in percent.", rep.SamplePercent),
+	}
+	if opts.IO.ProgressEnabled() {
+		fmt.Fprintf(opts.IO.ErrOut, "verify: %d versions, %s in %s (%s versions/s, %s/s)\n",
+			rep.Checked, output.Size(rep.Bytes), elapsed.Round(time.Millisecond),
+			rate(float64(rep.Checked), elapsed), output.Size(int64(float64(rep.Bytes)/max(elapsed.Seconds(), 1e-9))))
+	}
+	if cfg.JSON() {
+		if err := output.JSON(opts.IO.Out, VerifyJSON{Store: u.String(), Scope: only, VerifyReport: rep}); err != nil {
+			return err
+		}
+	} else {
+		w := opts.IO.Out
+		st := output.NewStyles(opts.IO)
+		fmt.Fprintf(w, "%s %s", st.Bold("Store"), u.String())
+		if only != nil {
+			fmt.Fprintf(w, ", scope %s", only)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%d scopes, %d published versions; checked %d payloads (%s)", rep.Scopes, rep.Versions, rep.Checked, output.Size(rep.Bytes))
+		if rep.SamplePercent < 100 {
+			fmt.Fprintf(w, ", a %v%% sample with --seed %d", rep.SamplePercent, rep.Seed)
+		}
+		fmt.Fprintln(w)
+		if rep.Corrupt == 0 {
+			fmt.Fprintln(w, st.OK("no corrupt versions"))
+		}
+		corruptSection(opts.IO, st, rep.CorruptItems)
+	}
+	if rep.Corrupt > 0 {
+		return problems(rep.Corrupt)
+	}
+	return nil
+}

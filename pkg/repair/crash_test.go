@@ -1,0 +1,279 @@
+package repair_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
+	"github.com/agentstore/agentstore/pkg/repair"
+)
+
+// The crash test runs this test binary again as a child process that puts
+// artifacts in a loop until it is killed.
+const childRootEnv = "REPAIR_TEST_CHILD_ROOT"
+
+func TestMain(m *testing.M) {
+	if root := os.Getenv(childRootEnv); root != "" {
+		os.Exit(runChild(root))
+	}
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+var crashScope = artifacts.SessionScope("crash", "u", "s")
+
+// payload returns the deterministic bytes of a seed, so that what is read
+// back can be checked against what was written.
+func payload(seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, int(seed%150000))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func runChild(root string) int {
+	s, err := fsstore.Open(root, fsstore.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	names := []string{"a.bin", "dir/b.bin", "c"}
+	seed := uint64(time.Now().UnixNano())
+	for {
+		seed++
+		_, err := s.Put(context.Background(), crashScope, names[seed%3], bytes.NewReader(payload(seed)),
+			artifacts.PutOptions{Metadata: artifacts.Metadata{"seed": strconv.FormatUint(seed, 10)}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+}
+
+// checkIntact reads every visible version and checks its bytes are those
+// its seed says.
+func checkIntact(t *testing.T, s artifacts.Store, scope artifacts.Scope, names []string) int {
+	t.Helper()
+	ctx := context.Background()
+	n := 0
+	for _, name := range names {
+		cursor := ""
+		for {
+			page, err := s.ListVersions(ctx, scope, name, artifacts.ListOptions{Limit: 1000, Cursor: cursor})
+			if artifacts.IsNotFound(err) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range page.Items {
+				r, err := s.Get(ctx, scope, name, rec.Version)
+				if err != nil {
+					t.Fatalf("%s v%d: %v", name, rec.Version, err)
+				}
+				h := sha256.New()
+				if _, err := io.Copy(h, r); err != nil {
+					t.Fatalf("%s v%d: %v", name, rec.Version, err)
+				}
+				r.Close()
+				seed, _ := strconv.ParseUint(rec.Metadata["seed"].(string), 10, 64)
+				want := sha256.Sum256(payload(seed))
+				if artifacts.DigestHex(want[:]) != rec.Digest {
+					t.Fatalf("%s v%d holds the wrong bytes", name, rec.Version)
+				}
+				n++
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+	}
+	return n
+}
+
+// TestCheckRepairCheck damages a store the way crashes do (a writer killed
+// with SIGKILL at random moments, many times), then: verify finds nothing
+// corrupt, repair with no grace removes the garbage, verify still finds
+// nothing and every visible version is intact, and a second repair has
+// nothing to remove.
+func TestCheckRepairCheck(t *testing.T) {
+	runs := 120
+	if testing.Short() {
+		runs = 30
+	}
+	root := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range runs {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childRootEnv+"="+root)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(5+rng.IntN(40)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("run %d: child did not die by SIGKILL: %v: %s", i, err, stderr.String())
+		}
+	}
+	s, err := fsstore.Open(root, fsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	names := []string{"a.bin", "dir/b.bin", "c"}
+
+	before, err := repair.Verify(ctx, s, repair.VerifyOptions{})
+	if err != nil || before.Corrupt != 0 {
+		t.Fatalf("verify before repair: %v %+v", err, before.CorruptItems)
+	}
+	dry, err := repair.Repair(ctx, root, repair.Options{Grace: repair.NoGrace, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := repair.Repair(ctx, root, repair.Options{Grace: repair.NoGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Removed != dry.Removed || rep.Corrupt != 0 || len(rep.SkippedItems) != 0 {
+		t.Fatalf("repair: %+v (dry run said %d)", rep, dry.Removed)
+	}
+	if rep.Removed == 0 {
+		t.Fatalf("%d kills left no garbage: the test did not test anything", runs)
+	}
+	after, err := repair.Verify(ctx, s, repair.VerifyOptions{})
+	if err != nil || after.Corrupt != 0 || after.Checked != before.Checked {
+		t.Fatalf("verify after repair: %v, checked %d (before %d), %+v", err, after.Checked, before.Checked, after.CorruptItems)
+	}
+	visible := checkIntact(t, s, crashScope, names)
+	if int64(visible) != after.Versions {
+		t.Fatalf("%d versions readable, verify saw %d", visible, after.Versions)
+	}
+	again, err := repair.Repair(ctx, root, repair.Options{Grace: repair.NoGrace})
+	if err != nil || again.Removed != 0 || again.Scanned != rep.Scanned-rep.Removed {
+		t.Fatalf("second repair: %+v %v", again, err)
+	}
+	t.Logf("%d kills: %d versions visible, repair scanned %d and removed %d", runs, visible, rep.Scanned, rep.Removed)
+}
+
+// TestRepairWhileWriting runs repair over and over, with a short grace,
+// while four goroutines put artifacts into directories that also hold old
+// garbage: repair removes the garbage and nothing else, every put succeeds
+// and every version verifies afterwards.
+func TestRepairWhileWriting(t *testing.T) {
+	root := t.TempDir()
+	s, err := fsstore.Open(root, fsstore.Options{MaxScanEntries: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	names := []string{"shared", "w/1", "w/2", "w/3"}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var puts atomic.Int64
+	errs := make(chan error, 4)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seed := uint64(w) << 40
+			for !stop.Load() {
+				seed++
+				name := names[w]
+				if seed%2 == 0 {
+					name = "shared"
+				}
+				_, err := s.Put(ctx, crashScope, name, bytes.NewReader(payload(seed%20000)),
+					artifacts.PutOptions{Metadata: artifacts.Metadata{"seed": strconv.FormatUint(seed%20000, 10)}})
+				if err != nil {
+					errs <- err
+					return
+				}
+				puts.Add(1)
+			}
+		}()
+	}
+	// Old garbage of crashed writers in the same directories: repair must
+	// remove exactly these while the live writers go on.
+	for puts.Load() < 8 {
+		time.Sleep(time.Millisecond)
+	}
+	planted := map[string]bool{}
+	old := time.Now().Add(-time.Hour)
+	for _, name := range names {
+		dir := s.NameDir(crashScope, name)
+		for i := range 3 {
+			for _, f := range []string{fsstore.VersionFile(int64(900000+i), "data"), fsstore.VersionFile(int64(900000+i), "meta") + fsstore.TmpMarker + strings.Repeat("ab", 32)} {
+				p := filepath.Join(dir, f)
+				if err := os.WriteFile(p, []byte("garbage"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				os.Chtimes(p, old, old)
+				planted[p] = true
+			}
+		}
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	if testing.Short() {
+		deadline = time.Now().Add(time.Second)
+	}
+	runs := 0
+	var removed int64
+	for time.Now().Before(deadline) {
+		rep, err := repair.Repair(ctx, root, repair.Options{Grace: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed += rep.Removed
+		for _, it := range rep.RemovedItems {
+			if !planted[it.Path] {
+				t.Errorf("repair removed %s, which a live writer made", it.Path)
+			}
+		}
+		if rep.Corrupt != 0 {
+			t.Fatalf("repair saw a record without payload while writers were active: %+v", rep.CorruptItems)
+		}
+		runs++
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a put failed while repair ran: %v", err)
+	}
+	if removed != int64(len(planted)) {
+		t.Fatalf("repair removed %d files, %d were garbage", removed, len(planted))
+	}
+	visible := checkIntact(t, s, crashScope, names)
+	if int64(visible) != puts.Load() {
+		t.Fatalf("%d puts, %d versions visible", puts.Load(), visible)
+	}
+	rep, err := repair.Verify(ctx, s, repair.VerifyOptions{})
+	if err != nil || rep.Corrupt != 0 || rep.Checked != puts.Load() {
+		t.Fatalf("verify: %v %+v", err, rep)
+	}
+	t.Logf("%d puts by 4 writers during %d repair runs", puts.Load(), runs)
+}

@@ -1,0 +1,290 @@
+package repair
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// ErrNotWalker is returned by Verify for a store that cannot enumerate its
+// scopes (it does not implement artifacts.Walker).
+var ErrNotWalker = errors.New("repair: the store cannot be walked (it does not implement artifacts.Walker)")
+
+// VerifyOptions configure Verify. The zero value verifies every published
+// version of every scope.
+type VerifyOptions struct {
+	// Scope, when not nil, limits the check to one scope.
+	Scope *artifacts.Scope
+	// Sample is the share of published versions whose payloads are read,
+	// in percent: 0 (the default) or 100 reads all of them. Records are
+	// always all read. Which versions are picked depends only on Seed and
+	// the version's scope, name and number.
+	Sample float64
+	// Seed picks the sample; 0 picks a random seed, reported in
+	// VerifyReport.Seed so that the same sample can be checked again.
+	Seed uint64
+	// Workers is the number of payloads read at once (default
+	// 2*GOMAXPROCS, at least 2).
+	Workers int
+	// Progress, when set, is called now and then with the versions checked
+	// and bytes read so far, from any goroutine.
+	Progress func(versions, bytes int64)
+	// StoreArg is the --store value put into the next commands.
+	StoreArg string
+}
+
+// VerifyReport is what Verify found.
+type VerifyReport struct {
+	// Scopes counts the scopes walked.
+	Scopes int64 `json:"scopes"`
+	// Versions counts the published versions found.
+	Versions int64 `json:"versions"`
+	// Checked counts the versions whose payloads were read and checked.
+	Checked int64 `json:"checked"`
+	// Bytes counts the payload bytes read.
+	Bytes int64 `json:"bytes"`
+	// SamplePercent is the share of versions picked for a payload check.
+	SamplePercent float64 `json:"sample_percent"`
+	// Seed picked the sample.
+	Seed uint64 `json:"seed"`
+	// Corrupt counts CorruptItems.
+	Corrupt int64 `json:"corrupt"`
+	// CorruptItems lists the broken versions, sorted by scope, name and
+	// version.
+	CorruptItems []CorruptItem `json:"corrupt_items"`
+}
+
+type verifyJob struct {
+	scope artifacts.Scope
+	rec   artifacts.Record
+}
+
+// Verify reads published versions through st (which must implement
+// artifacts.Walker) and checks each record and the size and SHA-256 of
+// each payload, streaming. Corrupt versions are reported in the report,
+// not as an error; the error is for failures that stopped the check.
+func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (VerifyReport, error) {
+	rep := VerifyReport{CorruptItems: []CorruptItem{}}
+	w, ok := st.(artifacts.Walker)
+	if !ok {
+		return rep, ErrNotWalker
+	}
+	if opts.Sample < 0 || opts.Sample > 100 {
+		return rep, artifacts.Errorf(artifacts.CodeInvalidArgument, "verify", nil, "sample %v%% is not between 0 and 100", opts.Sample)
+	}
+	if opts.Sample == 0 {
+		opts.Sample = 100
+	}
+	if opts.Seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		opts.Seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = max(2, 2*runtime.GOMAXPROCS(0))
+	}
+	rep.SamplePercent, rep.Seed = opts.Sample, opts.Seed
+	var wantHash string
+	if opts.Scope != nil {
+		wantHash = opts.Scope.Hash()
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		corrupt  []CorruptItem
+		firstErr error
+		checked  atomic.Int64
+		bytes    atomic.Int64
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	item := func(scope *artifacts.Scope, name string, version int64, path, reason string) CorruptItem {
+		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason}
+		if scope != nil && name != "" && version > 0 {
+			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
+		}
+		return it
+	}
+	jobs := make(chan verifyJob, 256)
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				n, err := readVerified(ctx, st, j)
+				bytes.Add(n)
+				c := checked.Add(1)
+				if opts.Progress != nil {
+					opts.Progress(c, bytes.Load())
+				}
+				switch code := artifacts.CodeOf(err); {
+				case err == nil:
+				case code == artifacts.CodeCorrupt:
+					scope := j.scope
+					mu.Lock()
+					corrupt = append(corrupt, item(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err)))
+					mu.Unlock()
+				case code == artifacts.CodeNotFound:
+					checked.Add(-1) // deleted since the walk
+				default:
+					fail(err)
+				}
+			}
+		}()
+	}
+	walkErr := w.Walk(ctx, func(u artifacts.ScopeUsage) error {
+		if wantHash != "" && u.Hash != wantHash {
+			return nil
+		}
+		rep.Scopes++
+		var scope *artifacts.Scope
+		if u.Known {
+			s := u.Scope
+			scope = &s
+		}
+		for _, n := range u.Names {
+			broken := map[int64]bool{}
+			for _, p := range n.Problems {
+				broken[p.Version] = true
+				mu.Lock()
+				corrupt = append(corrupt, item(scope, n.Name, p.Version, p.Path, p.Reason))
+				mu.Unlock()
+			}
+			rep.Versions += int64(len(n.Records))
+			for _, rec := range n.Records {
+				if broken[rec.Version] {
+					continue
+				}
+				if !picked(opts.Seed, opts.Sample, u.Hash, n.Hash, rec.Version) {
+					continue
+				}
+				select {
+				case jobs <- verifyJob{scope: rec.Scope, rec: rec}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	rep.Checked, rep.Bytes = checked.Load(), bytes.Load()
+	slices.SortFunc(corrupt, compareItems)
+	rep.CorruptItems = append(rep.CorruptItems, corrupt...)
+	rep.Corrupt = int64(len(corrupt))
+	if firstErr != nil {
+		return rep, firstErr
+	}
+	if walkErr != nil {
+		return rep, walkErr
+	}
+	return rep, nil
+}
+
+// readVerified reads one version to the end through the store's verified
+// reader and returns the bytes read.
+func readVerified(ctx context.Context, st artifacts.Store, j verifyJob) (int64, error) {
+	r, err := st.Get(ctx, j.scope, j.rec.Name, j.rec.Version)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	if r.Record().Digest != j.rec.Digest || r.Record().Size != j.rec.Size {
+		// Replaced between the walk and the read: versions are immutable.
+		return 0, artifacts.Errorf(artifacts.CodeCorrupt, "verify", nil, "record changed while it was being verified")
+	}
+	bufp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bufp)
+	return io.CopyBuffer(io.Discard, onlyReader{r}, *bufp)
+}
+
+// onlyReader hides a Reader's other methods so io.CopyBuffer uses the
+// buffer it is given.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// reasonOf shortens an artifacts error to what went wrong.
+func reasonOf(err error) string {
+	var e *artifacts.Error
+	if errors.As(err, &e) && e.Msg != "" {
+		if e.Err != nil {
+			return e.Msg + ": " + e.Err.Error()
+		}
+		return e.Msg
+	}
+	return err.Error()
+}
+
+// picked decides whether a version is in the sample: a hash of the seed
+// and the version's place, so the choice does not depend on walk order.
+func picked(seed uint64, percent float64, scopeHash, nameHash string, version int64) bool {
+	if percent >= 100 {
+		return true
+	}
+	h := sha256.New()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], seed)
+	binary.LittleEndian.PutUint64(b[8:], uint64(version))
+	h.Write(b[:])
+	h.Write([]byte(scopeHash))
+	h.Write([]byte(nameHash))
+	sum := h.Sum(nil)
+	x := binary.LittleEndian.Uint64(sum[:8])
+	return float64(x>>11)/float64(1<<53)*100 < percent
+}
+
+func compareItems(a, b CorruptItem) int {
+	ka, kb := "", ""
+	if a.Scope != nil {
+		ka = a.Scope.String()
+	}
+	if b.Scope != nil {
+		kb = b.Scope.String()
+	}
+	if c := strings.Compare(ka, kb); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	if a.Version != b.Version {
+		return int(min(max(a.Version-b.Version, -1), 1))
+	}
+	return strings.Compare(a.Path, b.Path)
+}
+
+// String formats an item for a log line.
+func (c CorruptItem) String() string {
+	who := c.Path
+	if c.Scope != nil && c.Name != "" {
+		who = fmt.Sprintf("%s %q v%d", c.Scope, c.Name, c.Version)
+	}
+	return who + ": " + c.Reason
+}

@@ -1,0 +1,258 @@
+// Package quotacmd holds the leaf commands of "agentstore quota": report,
+// which shows how much of its lifetime capacity a store has used and how
+// full the scratch workspaces are.
+package quotacmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/iostreams"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/quota"
+)
+
+// ReportOptions are the flags and dependencies of "quota report".
+type ReportOptions struct {
+	IO        *iostreams.IOStreams
+	Config    func() (*cmdutil.Config, error)
+	StoreURI  func() (cmdutil.StoreURI, error)
+	OpenStore func(context.Context) (artifacts.Store, error)
+	Now       func() time.Time
+
+	// Scope is --app/--user/--session.
+	Scope cmdutil.ScopeFlags
+	// Warn and FailOver are the thresholds in percent (FailOver 0: none).
+	Warn     float64
+	FailOver float64
+	// Top keeps the N fullest rows (0: all; 20 for Prometheus output).
+	Top int
+	// MetricsFile is --metrics-file.
+	MetricsFile string
+	// WsMaxBytes and WsMaxFiles are --ws-max-bytes and --ws-max-files as
+	// given ("" for the default).
+	WsMaxBytes string
+	WsMaxFiles int
+}
+
+// NewCmdReport returns "quota report". runF, when not nil, replaces the
+// run function (tests of flag parsing).
+func NewCmdReport(f *cmdutil.Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, OpenStore: f.OpenStore, Now: f.Now}
+	def := quota.DefaultWorkspaceLimits()
+	cmd := &cobra.Command{
+		Use:   "report [--app A [--user U [--session S]]] [--scratch DIR] [--warn PERCENT] [--fail-over PERCENT] [--top N] [--metrics-file FILE]",
+		Short: "Report store and workspace usage against their capacities",
+		Long: `Report how much of the store's lifetime capacity is used, and how full the
+scratch workspaces are.
+
+The store layout has ceilings that deletion never gives back: at most
+max_scan_entries/2 scopes in a store and names in a scope, and at most
+max_scan_entries/3 version reservations for a name (max_scan_entries is
+10,000 by default). For each scope the report shows its names, published
+versions, bytes and largest version, the name slots it has used and its
+fullest name's reservations, and names the binding limit: whichever is
+closer to its ceiling. Rows come fullest first. Only records are read,
+never payloads.
+
+With --scratch (or the scratch config key) every session workspace is
+measured against --ws-max-bytes and --ws-max-files, with its idle time.
+Without them, the limits are those a workspace must stay within to be
+snapshotted: 4 GiB and 100,000 files.
+
+--warn marks rows at or above PERCENT (default 80); --fail-over makes the
+command exit 3 when any usage is above PERCENT. --top N keeps the N fullest
+scopes and workspaces (the totals still count everything).
+
+-o prometheus prints metrics in the textfile-collector format, with series
+of their own for the --top fullest scopes and workspaces only (default 20)
+plus the store totals; --metrics-file FILE writes them to FILE atomically,
+whatever -o says, and with -o prometheus prints nothing on stdout.`,
+		Example: `  agentstore quota report --store /var/lib/agentstore
+  agentstore quota report --store /var/lib/agentstore --app demo --top 10
+  agentstore quota report --scratch /var/lib/agentstore/scratch --fail-over 90 -o json
+  agentstore quota report -o prometheus --metrics-file /var/lib/node_exporter/agentstore_quota.prom`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := opts.Scope.Scope(false); err != nil {
+				return err
+			}
+			if err := checkPercent("--warn", opts.Warn); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("fail-over") {
+				if err := checkPercent("--fail-over", opts.FailOver); err != nil {
+					return err
+				}
+			}
+			if opts.Top < 0 {
+				return cmdutil.Usagef("--top %d is negative", opts.Top)
+			}
+			if _, err := parseSize(opts.WsMaxBytes); err != nil {
+				return cmdutil.Usagef("--ws-max-bytes: %v", err)
+			}
+			if opts.WsMaxFiles < 0 {
+				return cmdutil.Usagef("--ws-max-files %d is negative", opts.WsMaxFiles)
+			}
+			if opts.MetricsFile != "" {
+				if fi, err := os.Stat(filepath.Dir(opts.MetricsFile)); err != nil || !fi.IsDir() {
+					return cmdutil.Usagef("--metrics-file %s: directory %s does not exist", opts.MetricsFile, filepath.Dir(opts.MetricsFile))
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runReport(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AllowPrometheus(cmd)
+	cmdutil.SetExitStatusNote(cmd, `3  a usage (store scopes, a scope's binding limit, a workspace) is above
+   --fail-over`)
+	cmdutil.AddScopeFlags(cmd, &opts.Scope)
+	fl := cmd.Flags()
+	fl.Float64Var(&opts.Warn, "warn", quota.DefaultWarnPercent, "mark rows whose usage is at or above `PERCENT`")
+	fl.Float64Var(&opts.FailOver, "fail-over", 0, "exit 3 when any usage is above `PERCENT` (default: never)")
+	fl.IntVar(&opts.Top, "top", 0, "keep the `N` fullest scopes and workspaces (default all; 20 for Prometheus metrics)")
+	fl.StringVar(&opts.MetricsFile, "metrics-file", "", "write Prometheus textfile metrics to `FILE` (atomically)")
+	fl.StringVar(&opts.WsMaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB or 4GiB (default "+output.Size(def.MaxBytes)+")")
+	fl.IntVar(&opts.WsMaxFiles, "ws-max-files", 0, "files a workspace may hold (default "+strconv.Itoa(def.MaxFiles)+")")
+	return cmd
+}
+
+func checkPercent(flag string, p float64) error {
+	if !(p > 0 && p <= 100) {
+		return cmdutil.Usagef("%s %v is not a percentage above 0 and at most 100", flag, p)
+	}
+	return nil
+}
+
+// parseSize parses a byte count: a plain integer, or one with a binary
+// unit (KiB, MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB mean the same).
+// The empty string is 0.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	num, unit := s, ""
+	if i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' }); i >= 0 {
+		num, unit = strings.TrimSpace(s[:i]), strings.ToUpper(strings.TrimSpace(s[i:]))
+	}
+	mult := map[string]float64{"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+		"G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || v <= 0 || v*mult >= 1<<62 {
+		return 0, fmt.Errorf("%q is not a size like 1048576, 512MiB or 4GiB", s)
+	}
+	return int64(v * mult), nil
+}
+
+func runReport(ctx context.Context, opts *ReportOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
+	scope, err := opts.Scope.Scope(false)
+	if err != nil {
+		return err
+	}
+	qo := quota.Options{WarnPercent: opts.Warn, FailOverPercent: opts.FailOver, Now: opts.Now}
+	if scope.Kind != "" {
+		qo.Scope = &scope
+	}
+	// The workspace side: the configured scratch root, or the default one
+	// when it exists.
+	if cfg.Scratch != "" {
+		fi, err := os.Stat(cfg.Scratch)
+		switch {
+		case err == nil && fi.IsDir():
+			qo.Scratch = cfg.Scratch
+		case cfg.ScratchDefault && errors.Is(err, fs.ErrNotExist):
+		case err == nil:
+			return cmdutil.Usagef("--scratch %s is not a directory", cfg.Scratch)
+		case errors.Is(err, fs.ErrNotExist):
+			return cmdutil.Usagef("--scratch %s does not exist", cfg.Scratch)
+		default:
+			return err
+		}
+	}
+	qo.WorkspaceLimits.MaxBytes, _ = parseSize(opts.WsMaxBytes)
+	qo.WorkspaceLimits.MaxFiles = opts.WsMaxFiles
+
+	st, err := opts.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := st.(artifacts.Walker); !ok {
+		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s adapter cannot walk its store", st.Capabilities().Name))
+	}
+	prog := output.NewProgress(opts.IO)
+	prog.Start("quota: read the records of")
+	qo.Progress = prog.Update
+	rep, err := quota.Compute(ctx, st, qo)
+	prog.Done()
+	if err != nil {
+		return err
+	}
+
+	promTop := opts.Top
+	if promTop == 0 {
+		promTop = quota.DefaultPrometheusTop
+	}
+	po := quota.PromOptions{Store: u.String(), Top: promTop}
+	if opts.MetricsFile != "" {
+		n, err := rep.WritePrometheusFile(opts.MetricsFile, po)
+		if err != nil {
+			return fmt.Errorf("writing metrics: %w", err)
+		}
+		if opts.IO.ProgressEnabled() {
+			fmt.Fprintf(opts.IO.ErrOut, "quota: wrote %d series to %s\n", n, opts.MetricsFile)
+		}
+	}
+	switch {
+	case cfg.Output == cmdutil.OutputPrometheus:
+		if opts.MetricsFile == "" {
+			if err := rep.WritePrometheus(opts.IO.Out, po); err != nil {
+				return err
+			}
+		}
+	case cfg.JSON():
+		if err := output.JSON(opts.IO.Out, rep.Top(opts.Top)); err != nil {
+			return err
+		}
+	default:
+		if err := printTable(opts.IO, u.String(), rep.Top(opts.Top), opts.Now()); err != nil {
+			return err
+		}
+	}
+	if rep.Over > 0 {
+		msg := fmt.Sprintf("%d %s above --fail-over %v%%", rep.Over, plural(rep.Over, "usage", "usages"), opts.FailOver)
+		if len(rep.OverItems) > 0 {
+			msg += ", the fullest " + rep.OverItems[0]
+		}
+		return &cmdutil.ProblemsFound{Msg: msg}
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,141 @@
+package wscmd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace"
+)
+
+// ListOptions are the inputs of "ws list".
+type ListOptions struct {
+	deps
+}
+
+// ListItem is one item of "ws list -o json".
+type ListItem struct {
+	Dir             string           `json:"dir"`
+	State           workspace.State  `json:"state"`
+	Scope           *artifacts.Scope `json:"scope,omitempty"`
+	Bytes           int64            `json:"bytes"`
+	Files           int              `json:"files"`
+	LastAccess      string           `json:"last_access"`
+	IdleSeconds     int64            `json:"idle_seconds"`
+	SnapshotVersion *int64           `json:"snapshot_version"`
+	Temporary       bool             `json:"temporary,omitempty"`
+	Problem         string           `json:"problem,omitempty"`
+}
+
+// ListResult is the output of "ws list -o json".
+type ListResult struct {
+	Items []ListItem `json:"items"`
+}
+
+// NewCmdList returns "ws list". runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{deps: depsOf(f)}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the workspaces under the scratch root",
+		Long: `List every entry of the --scratch root: its state (ok, no_index, bad_index or
+not_a_directory; symbolic links are reported, never followed), the session
+scope its index names (only when the index is good: it decodes and its key
+hashes to the directory's name), its size, last access, idle time and the
+latest published version of its workspace.zip (when --store is set).
+
+With -o json: {"items":[{"dir","state","scope","bytes","files",
+"last_access","idle_seconds","snapshot_version"}]}.`,
+		Example: `  agentstore ws list --scratch /var/lib/agents/scratch
+  agentstore ws list --scratch /var/lib/agents/scratch --store /var/lib/agents/store -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runList(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func runList(ctx context.Context, opts *ListOptions) error {
+	cfg, err := opts.scratch()
+	if err != nil {
+		return err
+	}
+	var st artifacts.Store
+	if cfg.Store != "" {
+		if st, err = opts.OpenStore(ctx); err != nil {
+			return err
+		}
+	}
+	m, err := opts.newManager(cfg, st)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	infos, err := m.ListWorkspaces(ctx)
+	if err != nil {
+		return err
+	}
+	res := ListResult{Items: make([]ListItem, 0, len(infos))}
+	for _, in := range infos {
+		it := ListItem{
+			Dir: in.Dir, State: in.State, Bytes: in.Bytes, Files: in.Files,
+			LastAccess:  output.Time(in.LastAccess),
+			IdleSeconds: int64(in.Idle / time.Second),
+			Temporary:   in.Temporary,
+			Problem:     in.Problem,
+		}
+		if sc, ok := in.Scope(); ok {
+			it.Scope = scopeJSON(sc)
+		}
+		if in.SnapshotVersion > 0 {
+			v := in.SnapshotVersion
+			it.SnapshotVersion = &v
+		}
+		if in.SnapshotErr != nil {
+			opts.Logger().Warn("cannot look up the workspace snapshot", "dir", in.Dir, "err", in.SnapshotErr)
+		}
+		res.Items = append(res.Items, it)
+	}
+	if cfg.JSON() {
+		return output.JSON(opts.IO.Out, res)
+	}
+	if len(res.Items) == 0 {
+		if opts.IO.IsStdoutTTY() {
+			fmt.Fprintf(opts.IO.ErrOut, "no workspaces under %s\n", cfg.Scratch)
+		}
+		return nil
+	}
+	now := opts.Now()
+	tb := output.NewTable(opts.IO, "DIR", "STATE", "SCOPE", "SIZE", "FILES", "LAST ACCESS", "IDLE", "SNAPSHOT")
+	tb.NoTruncate(1, 3, 4, 7)
+	for i, it := range res.Items {
+		in := infos[i]
+		state := string(it.State)
+		if it.Temporary {
+			state += " (temporary)"
+		}
+		scope := ""
+		if it.Scope != nil {
+			scope = it.Scope.String()
+		}
+		snap := "-"
+		if it.SnapshotVersion != nil {
+			snap = "v" + strconv.FormatInt(*it.SnapshotVersion, 10)
+		}
+		idle := (time.Duration(it.IdleSeconds) * time.Second).String()
+		tb.Row(it.Dir, state, scope, output.Size(it.Bytes), strconv.Itoa(it.Files),
+			output.HumanTime(opts.IO, now, in.LastAccess), idle, snap)
+	}
+	return tb.Render()
+}

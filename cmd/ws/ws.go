@@ -1,0 +1,93 @@
+// Package wscmd holds the leaf commands of "agentstore ws": list,
+// snapshot and hydrate the per-session scratch workspaces under the
+// --scratch root (a global flag and config key). The work is done by
+// package workspace; these commands parse flags, call it and print.
+package wscmd
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/iostreams"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace"
+)
+
+// progressFiles and progressBytes are the sizes from which a tree counts
+// as large enough for a progress line (on a terminal only).
+const (
+	progressFiles = 500
+	progressBytes = 32 << 20
+)
+
+// deps are the dependencies every ws command takes from the Factory.
+type deps struct {
+	IO        *iostreams.IOStreams
+	Config    func() (*cmdutil.Config, error)
+	OpenStore func(ctx context.Context) (artifacts.Store, error)
+	Now       func() time.Time
+	Logger    func() *slog.Logger
+}
+
+func depsOf(f *cmdutil.Factory) deps {
+	return deps{
+		IO:        f.IO,
+		Config:    f.Config,
+		OpenStore: f.OpenStore,
+		Now:       f.Now,
+		Logger:    f.Logger,
+	}
+}
+
+// scratch returns the --scratch root, or a usage error when none is set.
+func (d deps) scratch() (*cmdutil.Config, error) {
+	cfg, err := d.Config()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Scratch == "" {
+		return nil, cmdutil.Usagef("no scratch root given: use --scratch DIR or set %s", cmdutil.EnvVar(cmdutil.KeyScratch))
+	}
+	return cfg, nil
+}
+
+// newManager opens the workspace manager over the configured scratch
+// root. The default root (no --scratch given) is created on first use, as
+// the default store is; a root that was given must exist.
+func (d deps) newManager(cfg *cmdutil.Config, st artifacts.Store) (*workspace.Manager, error) {
+	if cfg.ScratchDefault {
+		if err := os.MkdirAll(cfg.Scratch, 0o700); err != nil {
+			return nil, artifacts.Errorf(artifacts.CodeIO, "ws", err, "cannot create the default scratch root %s: give --scratch DIR or set %s", cfg.Scratch, cmdutil.EnvVar(cmdutil.KeyScratch))
+		}
+	}
+	return workspace.New(workspace.Options{Scratch: cfg.Scratch, Store: st, Now: d.Now})
+}
+
+// progress returns a callback for zipsafe's Progress that starts a
+// progress line on a terminal's stderr once the tree is large, and a
+// function that ends it.
+func progress(ios *iostreams.IOStreams, label string) (func(files int, bytes int64), func()) {
+	p := output.NewProgress(ios)
+	started := false
+	update := func(files int, bytes int64) {
+		if !started && (files >= progressFiles || bytes >= progressBytes) {
+			started = true
+			p.Start(label)
+		}
+		if started {
+			p.Update(int64(files), bytes)
+		}
+	}
+	return update, func() {
+		if started {
+			p.Done()
+		}
+	}
+}
+
+// scopeJSON is how a scope is printed.
+func scopeJSON(s artifacts.Scope) *artifacts.Scope { return &s }

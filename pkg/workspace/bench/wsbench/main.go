@@ -1,0 +1,60 @@
+// Command wsbench runs one workspace snapshot or hydration of session
+// bench/bench/s with a filesystem store, for compare.sh to time next to
+// zip and unzip:
+//
+//	wsbench -op snapshot -scratch SCRATCH -store STORE
+//	wsbench -op hydrate -scratch TARGET -store STORE
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
+	"github.com/agentstore/agentstore/pkg/workspace"
+)
+
+func main() {
+	op := flag.String("op", "", "snapshot or hydrate")
+	scratch := flag.String("scratch", "", "scratch root")
+	store := flag.String("store", "", "filesystem store root")
+	flag.Parse()
+	if err := run(*op, *scratch, *store); err != nil {
+		fmt.Fprintln(os.Stderr, "wsbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(op, scratch, store string) error {
+	ctx := context.Background()
+	st, err := fsstore.Open(store, fsstore.Options{MaxArtifactBytes: 4 << 30})
+	if err != nil {
+		return err
+	}
+	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: st})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	scope := artifacts.SessionScope("bench", "bench", "s")
+	switch op {
+	case "snapshot":
+		res, err := m.Snapshot(ctx, scope, workspace.SnapshotOptions{})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("snapshot v%d: %d files, %d bytes, archive %d bytes\n", res.Version, res.Files, res.Bytes, res.Record.Size)
+	case "hydrate":
+		res, err := m.Hydrate(ctx, scope, 0, workspace.HydrateOptions{})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("hydrate v%d: %d files, %d bytes\n", res.Version, res.Files, res.Bytes)
+	default:
+		return fmt.Errorf("-op must be snapshot or hydrate")
+	}
+	return nil
+}

@@ -1,0 +1,735 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// MaxLineBytes is the longest line ReadLines returns; longer lines are cut
+// to this many bytes.
+const MaxLineBytes = 1 << 20
+
+// MaxReadLines is the largest count ReadLines accepts.
+const MaxReadLines = 100_000
+
+// pathError builds the *artifacts.Error of a confined call.
+func pathError(code artifacts.Code, op string, scope *artifacts.Scope, cause error, format string, args ...any) error {
+	e := artifacts.Errorf(code, op, cause, format, args...)
+	if scope != nil {
+		e = e.With(*scope, "", 0)
+	}
+	return e
+}
+
+// osError classifies an operating-system error of a confined call.
+func osError(op string, scope *artifacts.Scope, name string, err error) error {
+	var ae *artifacts.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	code := artifacts.CodeIO
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		code = artifacts.CodeNotFound
+	case errors.Is(err, fs.ErrExist):
+		code = artifacts.CodeConflict
+	case errors.Is(err, fs.ErrPermission), strings.Contains(err.Error(), "path escapes from parent"):
+		code = artifacts.CodePermission
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTEMPTY),
+		errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EINVAL):
+		code = artifacts.CodeInvalidArgument
+	}
+	return pathError(code, op, scope, err, "%q", name)
+}
+
+// cleanPath validates a slash-separated path relative to a root and returns
+// it cleaned ("." for the root itself, allowed only when allowRoot). It
+// refuses empty and absolute paths, NUL, paths that climb out with "..",
+// and, when reserved is set, any component beginning with ReservedPrefix.
+func cleanPath(op string, scope *artifacts.Scope, name string, allowRoot, reserved bool) (string, error) {
+	bad := func(format string, args ...any) (string, error) {
+		return "", pathError(artifacts.CodeInvalidArgument, op, scope, nil, "path %q: "+format, append([]any{name}, args...)...)
+	}
+	switch {
+	case name == "":
+		return bad("empty path")
+	case strings.IndexByte(name, 0) >= 0:
+		return bad("contains NUL")
+	case strings.HasPrefix(name, "/"):
+		return bad("absolute path")
+	case len(name) > 4096:
+		return bad("longer than 4096 bytes")
+	}
+	p := path.Clean(name)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return bad("climbs out of the workspace")
+	}
+	if p == "." && !allowRoot {
+		return bad("names the workspace itself")
+	}
+	if reserved && p != "." {
+		for c := range strings.SplitSeq(p, "/") {
+			if strings.HasPrefix(c, ReservedPrefix) {
+				return "", pathError(artifacts.CodePermission, op, scope, nil, "path %q: %q is reserved for the workspace manager", name, c)
+			}
+		}
+	}
+	return p, nil
+}
+
+// splitPath splits a cleaned path into its directory ("." at the top) and
+// base name.
+func splitPath(p string) (dir, base string) {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i+1:]
+	}
+	return ".", p
+}
+
+// File is a file opened for reading through the confined API. It has no
+// write methods.
+type File struct {
+	f *os.File
+}
+
+// Read reads from the file.
+func (f *File) Read(p []byte) (int, error) { return f.f.Read(p) }
+
+// ReadAt reads from the file at an offset.
+func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
+
+// Seek sets the offset of the next Read.
+func (f *File) Seek(offset int64, whence int) (int64, error) { return f.f.Seek(offset, whence) }
+
+// Stat describes the open file.
+func (f *File) Stat() (fs.FileInfo, error) { return f.f.Stat() }
+
+// Close closes the file.
+func (f *File) Close() error { return f.f.Close() }
+
+// tree is the read side shared by Workspace and Reference.
+type tree struct {
+	op       string // prefix of operation names: "workspace" or "reference"
+	scope    *artifacts.Scope
+	reserved bool // refuse and hide ReservedPrefix names; refuse the index
+}
+
+// openRegular opens p for reading: it must be a regular file (a final
+// symbolic link is not followed), and the file opened must be the one
+// examined.
+func (t tree) openRegular(root *os.Root, op, name string) (*os.File, fs.FileInfo, error) {
+	p, err := cleanPath(op, t.scope, name, false, t.reserved)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return nil, nil, osError(op, t.scope, name, err)
+	}
+	if err := t.checkRegular(op, name, fi); err != nil {
+		return nil, nil, err
+	}
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, osError(op, t.scope, name, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, osError(op, t.scope, name, err)
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(st, fi) {
+		f.Close()
+		return nil, nil, pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being opened", name)
+	}
+	if t.reserved && isIndexFile(root, st) {
+		f.Close()
+		return nil, nil, pathError(artifacts.CodePermission, op, t.scope, nil, "%q is the workspace index", name)
+	}
+	return f, st, nil
+}
+
+func (t tree) checkRegular(op, name string, fi fs.FileInfo) error {
+	switch {
+	case fi.Mode().IsRegular():
+		return nil
+	case fi.IsDir():
+		return pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is a directory", name)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return pathError(artifacts.CodePermission, op, t.scope, nil, "%q is a symbolic link; links are not followed", name)
+	default:
+		return pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a regular file (%v)", name, fi.Mode().Type())
+	}
+}
+
+func (t tree) open(root *os.Root, name string) (*File, error) {
+	f, _, err := t.openRegular(root, t.op+" open", name)
+	if err != nil {
+		return nil, err
+	}
+	return &File{f: f}, nil
+}
+
+// Lines is a window of lines read by ReadLines.
+type Lines struct {
+	// Lines holds the lines without their line endings ("\n" or "\r\n").
+	Lines []string
+	// Next is the offset of the line after the window.
+	Next int
+	// More is true when the file has lines after the window.
+	More bool
+}
+
+func (t tree) readLines(root *os.Root, name string, offset, count int) (Lines, error) {
+	op := t.op + " read lines"
+	if offset < 0 || count < 0 || count > MaxReadLines {
+		return Lines{}, pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "offset %d, count %d: want offset >= 0 and 0 <= count <= %d", offset, count, MaxReadLines)
+	}
+	f, _, err := t.openRegular(root, op, name)
+	if err != nil {
+		return Lines{}, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	out := Lines{Lines: []string{}, Next: offset}
+	var line []byte
+	for i := 0; ; i++ {
+		line = line[:0]
+		eof := false
+		for {
+			chunk, err := br.ReadSlice('\n')
+			if len(line) < MaxLineBytes {
+				line = append(line, chunk[:min(len(chunk), MaxLineBytes+1-len(line))]...)
+			}
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			return Lines{}, osError(op, t.scope, name, err)
+		}
+		if eof && len(line) == 0 {
+			return out, nil
+		}
+		if i >= offset+count {
+			out.More = true
+			return out, nil
+		}
+		if i >= offset {
+			s := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
+			if len(s) > MaxLineBytes {
+				s = s[:MaxLineBytes]
+			}
+			out.Lines = append(out.Lines, s)
+			out.Next = i + 1
+		}
+		if eof {
+			return out, nil
+		}
+	}
+}
+
+func (t tree) stat(root *os.Root, name string) (fs.FileInfo, error) {
+	op := t.op + " stat"
+	p, err := cleanPath(op, t.scope, name, true, t.reserved)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return nil, osError(op, t.scope, name, err)
+	}
+	return fi, nil
+}
+
+// list returns the entries of directory name, sorted by name, as Lstat
+// sees them; reserved names are hidden.
+func (t tree) list(root *os.Root, name string) ([]fs.FileInfo, error) {
+	op := t.op + " list"
+	p, err := cleanPath(op, t.scope, name, true, t.reserved)
+	if err != nil {
+		return nil, err
+	}
+	dir := root
+	if p != "." {
+		fi, err := root.Lstat(p)
+		if err != nil {
+			return nil, osError(op, t.scope, name, err)
+		}
+		if !fi.IsDir() {
+			return nil, pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a directory", name)
+		}
+		dir, err = root.OpenRoot(p)
+		if err != nil {
+			return nil, osError(op, t.scope, name, err)
+		}
+		defer dir.Close()
+		if st, err := dir.Stat("."); err != nil || !os.SameFile(st, fi) {
+			return nil, pathError(artifacts.CodeConflict, op, t.scope, err, "%q was replaced while being listed", name)
+		}
+	}
+	d, err := dir.Open(".")
+	if err != nil {
+		return nil, osError(op, t.scope, name, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, osError(op, t.scope, name, err)
+	}
+	slices.Sort(names)
+	out := make([]fs.FileInfo, 0, len(names))
+	for _, n := range names {
+		if t.reserved && strings.HasPrefix(n, ReservedPrefix) {
+			continue
+		}
+		fi, err := dir.Lstat(n)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, osError(op, t.scope, path.Join(p, n), err)
+		}
+		out = append(out, fi)
+	}
+	return out, nil
+}
+
+// Open opens a regular file of the workspace for reading. A symbolic link
+// as the last component is refused, never followed.
+func (w *Workspace) Open(name string) (*File, error) {
+	root, done, err := w.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return w.tree().open(root, name)
+}
+
+// ReadLines returns up to count lines of a text file starting at line
+// offset (0-based).
+func (w *Workspace) ReadLines(name string, offset, count int) (Lines, error) {
+	root, done, err := w.use()
+	if err != nil {
+		return Lines{}, err
+	}
+	defer done()
+	return w.tree().readLines(root, name, offset, count)
+}
+
+// Stat describes a file or directory of the workspace without following a
+// final symbolic link. "." is the workspace itself.
+func (w *Workspace) Stat(name string) (fs.FileInfo, error) {
+	root, done, err := w.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return w.tree().stat(root, name)
+}
+
+// List returns the entries of a directory of the workspace ("." for the
+// top), sorted by name; the index and the manager's temporary files are
+// not listed.
+func (w *Workspace) List(name string) ([]fs.FileInfo, error) {
+	root, done, err := w.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return w.tree().list(root, name)
+}
+
+// Write replaces (or creates) the file name with data, atomically: the
+// bytes are charged to the quota first, written to a temporary file in the
+// same directory, fsynced and renamed into place. Missing parent
+// directories are created. A refused write writes nothing.
+func (w *Workspace) Write(ctx context.Context, name string, data []byte) error {
+	_, err := w.write(ctx, "workspace write", name, nil, data)
+	return err
+}
+
+// WriteFrom replaces (or creates) the file name with the bytes of r, like
+// Write, charging the quota as the bytes arrive; when the quota is
+// exceeded the temporary file is removed and nothing is written. It
+// returns the number of bytes written.
+func (w *Workspace) WriteFrom(ctx context.Context, name string, r io.Reader) (int64, error) {
+	return w.write(ctx, "workspace write", name, r, nil)
+}
+
+func (w *Workspace) write(ctx context.Context, op, name string, r io.Reader, data []byte) (int64, error) {
+	n, err := w.writeLocked(op, name, r, data)
+	if err != nil {
+		return n, err
+	}
+	return n, w.afterChange(ctx)
+}
+
+func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int64, error) {
+	root, done, err := w.use()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	sc := &w.scope
+	p, err := cleanPath(op, sc, name, false, true)
+	if err != nil {
+		return 0, err
+	}
+	dirName, base := splitPath(p)
+	if dirName != "." {
+		if err := root.MkdirAll(dirName, 0o700); err != nil {
+			return 0, osError(op, sc, name, err)
+		}
+	}
+	dir, err := root.OpenRoot(dirName)
+	if err != nil {
+		return 0, osError(op, sc, name, err)
+	}
+	defer dir.Close()
+	var old int64
+	perm := os.FileMode(0o600)
+	if fi, err := dir.Lstat(base); err == nil {
+		switch {
+		case fi.IsDir():
+			return 0, pathError(artifacts.CodeInvalidArgument, op, sc, nil, "%q is a directory", name)
+		case fi.Mode().IsRegular():
+			old, perm = fi.Size(), fi.Mode().Perm()|0o600
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, osError(op, sc, name, err)
+	}
+	if r == nil {
+		if rem, ok := w.ledger.charge(int64(len(data)), old); !ok {
+			return 0, quotaError(w.scope, op, name, rem)
+		}
+	}
+	tmp := tempName("tmp")
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		if r == nil {
+			w.ledger.refund(int64(len(data)), old)
+		}
+		return 0, osError(op, sc, name, err)
+	}
+	var written int64
+	var werr error
+	if r == nil {
+		var n int
+		n, werr = f.Write(data)
+		written = int64(n)
+	} else {
+		written, werr = w.copyCharged(f, r, old, op, name)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = dir.Rename(tmp, base)
+	}
+	if werr != nil {
+		dir.Remove(tmp)
+		if r == nil {
+			w.ledger.refund(int64(len(data)), old)
+		}
+		if artifacts.CodeOf(werr) == artifacts.CodeQuotaExceeded {
+			return 0, werr
+		}
+		return 0, osError(op, sc, name, werr)
+	}
+	w.markDirty()
+	return written, nil
+}
+
+// copyCharged copies r to f, charging the ledger chunk by chunk; on any
+// error it refunds everything it charged.
+func (w *Workspace) copyCharged(f *os.File, r io.Reader, old int64, op, name string) (int64, error) {
+	buf := make([]byte, 256<<10)
+	var charged int64
+	first := true
+	fail := func(err error) (int64, error) {
+		if !first {
+			w.ledger.refund(charged, old)
+		}
+		return 0, err
+	}
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 || (first && rerr == io.EOF) {
+			o := int64(0)
+			if first {
+				o = old
+			}
+			if rem, ok := w.ledger.charge(int64(n), o); !ok {
+				if !first {
+					w.ledger.refund(charged, old)
+					w.ledger.mu.Lock()
+					rem = w.ledger.remainingLocked(old)
+					w.ledger.mu.Unlock()
+				}
+				return 0, quotaError(w.scope, op, name, rem)
+			}
+			first = false
+			charged += int64(n)
+			if _, err := f.Write(buf[:n]); err != nil {
+				return fail(err)
+			}
+		}
+		if rerr == io.EOF {
+			return charged, nil
+		}
+		if rerr != nil {
+			return fail(rerr)
+		}
+	}
+}
+
+// Append appends data to the file name, creating it when missing. The
+// bytes are charged to the quota first. Unlike Write it is not atomic.
+func (w *Workspace) Append(ctx context.Context, name string, data []byte) error {
+	if err := w.appendLocked(name, data); err != nil {
+		return err
+	}
+	return w.afterChange(ctx)
+}
+
+func (w *Workspace) appendLocked(name string, data []byte) error {
+	const op = "workspace append"
+	root, done, err := w.use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	sc := &w.scope
+	p, err := cleanPath(op, sc, name, false, true)
+	if err != nil {
+		return err
+	}
+	dirName, base := splitPath(p)
+	if dirName != "." {
+		if err := root.MkdirAll(dirName, 0o700); err != nil {
+			return osError(op, sc, name, err)
+		}
+	}
+	dir, err := root.OpenRoot(dirName)
+	if err != nil {
+		return osError(op, sc, name, err)
+	}
+	defer dir.Close()
+	fi, err := dir.Lstat(base)
+	var f *os.File
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if err != nil {
+			return osError(op, sc, name, err)
+		}
+	case err != nil:
+		return osError(op, sc, name, err)
+	default:
+		if err := w.tree().checkRegular(op, name, fi); err != nil {
+			return err
+		}
+		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return osError(op, sc, name, err)
+		}
+		st, err := f.Stat()
+		if err != nil || !st.Mode().IsRegular() || !os.SameFile(st, fi) {
+			f.Close()
+			return pathError(artifacts.CodeConflict, op, sc, err, "%q was replaced while being opened", name)
+		}
+		if isIndexFile(root, st) {
+			f.Close()
+			return pathError(artifacts.CodePermission, op, sc, nil, "%q is the workspace index", name)
+		}
+	}
+	defer f.Close()
+	if rem, ok := w.ledger.charge(int64(len(data)), 0); !ok {
+		return quotaError(w.scope, op, name, rem)
+	}
+	if _, err := f.Write(data); err != nil {
+		w.ledger.refund(int64(len(data)), 0)
+		return osError(op, sc, name, err)
+	}
+	w.markDirty()
+	return nil
+}
+
+// Mkdir creates the directory name and any missing parents (0700).
+func (w *Workspace) Mkdir(ctx context.Context, name string) error {
+	err := w.mutate("workspace mkdir", name, func(root *os.Root, p string) error {
+		return root.MkdirAll(p, 0o700)
+	})
+	if err != nil {
+		return err
+	}
+	return w.afterChange(ctx)
+}
+
+// Remove removes a file, a symbolic link (not what it points to) or an
+// empty directory.
+func (w *Workspace) Remove(ctx context.Context, name string) error {
+	err := w.mutate("workspace remove", name, func(root *os.Root, p string) error {
+		fi, err := root.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if err := root.Remove(p); err != nil {
+			return err
+		}
+		if fi.Mode().IsRegular() {
+			w.ledger.freed(fi.Size())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return w.afterChange(ctx)
+}
+
+// RemoveAll removes name and everything below it, never following
+// symbolic links. Removing a missing name is not an error.
+func (w *Workspace) RemoveAll(ctx context.Context, name string) error {
+	err := w.mutate("workspace remove all", name, func(root *os.Root, p string) error {
+		if err := root.RemoveAll(p); err != nil {
+			return err
+		}
+		u, _, err := measure(root)
+		if err == nil {
+			w.ledger.setUsage(u)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return w.afterChange(ctx)
+}
+
+// Rename renames (moves) oldName to newName, replacing a file at newName.
+// Neither may be a reserved name; a symbolic link is renamed itself.
+func (w *Workspace) Rename(ctx context.Context, oldName, newName string) error {
+	const op = "workspace rename"
+	err := func() error {
+		root, done, err := w.use()
+		if err != nil {
+			return err
+		}
+		defer done()
+		sc := &w.scope
+		oldP, err := cleanPath(op, sc, oldName, false, true)
+		if err != nil {
+			return err
+		}
+		np, err := cleanPath(op, sc, newName, false, true)
+		if err != nil {
+			return err
+		}
+		var replaced int64
+		if fi, err := root.Lstat(np); err == nil && fi.Mode().IsRegular() {
+			replaced = fi.Size()
+		}
+		if err := root.Rename(oldP, np); err != nil {
+			return osError(op, sc, oldName, err)
+		}
+		w.ledger.freed(replaced)
+		w.markDirty()
+		return nil
+	}()
+	if err != nil {
+		return err
+	}
+	return w.afterChange(ctx)
+}
+
+// mutate runs fn on the cleaned path under the workspace's read lock.
+func (w *Workspace) mutate(op, name string, fn func(root *os.Root, p string) error) error {
+	root, done, err := w.use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	p, err := cleanPath(op, &w.scope, name, false, true)
+	if err != nil {
+		return err
+	}
+	if err := fn(root, p); err != nil {
+		return osError(op, &w.scope, name, err)
+	}
+	w.markDirty()
+	return nil
+}
+
+// measure counts the regular files of the tree under root and their bytes,
+// without following symbolic links; the index is not counted.
+func measure(root *os.Root) (bytes int64, files int, err error) {
+	var walk func(dir *os.Root, top bool) error
+	walk = func(dir *os.Root, top bool) error {
+		d, err := dir.Open(".")
+		if err != nil {
+			return err
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if top && n == IndexName {
+				continue
+			}
+			fi, err := dir.Lstat(n)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case fi.Mode().IsRegular():
+				bytes += fi.Size()
+				files++
+			case fi.IsDir():
+				sub, err := dir.OpenRoot(n)
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						continue
+					}
+					return err
+				}
+				err = walk(sub, false)
+				sub.Close()
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	err = walk(root, true)
+	return bytes, files, err
+}
+
+// touchEvery is how often confined calls refresh the index's last access.
+const touchEvery = time.Minute

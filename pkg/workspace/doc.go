@@ -1,0 +1,39 @@
+// Package workspace manages per-session scratch workspaces: private
+// directories where an agent reads and writes files during a session, kept
+// in sync with the artifact store as zip snapshots so that another replica
+// (pod) can pick the session up where the last one left it.
+//
+// A [Manager] owns a scratch root, an optional read-only reference root and
+// an [artifacts.Store]. A session's directory under the scratch root is
+// named by [DirName]: the first 32 hex characters of SHA-256 over
+// user + "\x00" + session, created 0700; ids never reach a path. Inside it
+// the manager keeps an index record ([IndexName], see [Index]) naming the
+// session and its last access; only the manager writes it, atomically.
+//
+// The agent touches its files only through the confined API of
+// [Workspace]: Open, ReadLines, Stat, List, Write, WriteFrom, Append,
+// Remove, Rename and Mkdir. Every call works through an [os.Root] opened on
+// the session's directory, so neither ".." nor a symbolic link planted in
+// the tree leads outside; names beginning with [ReservedPrefix] (the index
+// and the manager's temporary files) are refused at every depth and hidden
+// from listings, a final symbolic link is never followed, and a file that
+// is (a hard link to) the index is refused. Reference files are reachable
+// through [Reference], which has read methods only.
+//
+// Every write is charged to a per-session quota ledger before anything is
+// written: a per-turn allowance (reset by [Workspace.BeginTurn]) and a cap
+// on the bytes the workspace holds. A refused write fails with an
+// *[artifacts.Error] of code [artifacts.CodeQuotaExceeded] whose Remaining
+// is the allowance left, and leaves nothing behind.
+//
+// [Workspace.Snapshot] zips the tree (without the index) with package
+// zipsafe, streaming it through a pipe into Store.Put as the artifact
+// [SnapshotName] of the session scope; [Workspace.Hydrate] fetches a
+// version, lets the store's Reader verify its digest while it is copied to
+// a temporary file in the scratch root, and extracts it all or nothing,
+// keeping the index. The first [Manager.Open] of a session on a manager
+// whose scratch root has no directory for it hydrates the latest snapshot.
+//
+// [Manager.ListWorkspaces] reports every entry of the scratch root with the
+// state of its index, for listing, sweeping and quota reports.
+package workspace

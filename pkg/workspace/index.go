@@ -1,0 +1,196 @@
+package workspace
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// IndexName is the file name of the index record at the top of every
+// session directory. The confined API refuses it (see ReservedPrefix).
+const IndexName = ReservedPrefix + "index"
+
+// ReservedPrefix begins every name the manager keeps for itself inside a
+// session directory: the index record and temporary files of writes in
+// progress. The confined API refuses such names at every depth, hides them
+// from listings, and snapshots leave them out.
+const ReservedPrefix = ".agentstore-"
+
+// IndexFormat is the value of Index.Format written by this package.
+const IndexFormat = "agentstore-workspace-index/1"
+
+// maxIndexBytes bounds the size of an index record read from disk.
+const maxIndexBytes = 64 << 10
+
+// DirName returns the directory name of a session's workspace: the first 32
+// lowercase hex characters of SHA-256 over user + "\x00" + session.
+func DirName(user, session string) string {
+	sum := sha256.Sum256([]byte(user + "\x00" + session))
+	return hex.EncodeToString(sum[:16])
+}
+
+// IsDirName reports whether name has the form of a DirName: 32 lowercase
+// hex characters.
+func IsDirName(name string) bool {
+	if len(name) != 32 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Index is the record the manager keeps in every session directory. Only
+// the manager writes it (temporary file, fsync, rename, fsync of the
+// directory).
+type Index struct {
+	// Format is IndexFormat.
+	Format string `json:"format"`
+	// App, User and Session name the session scope.
+	App     string `json:"app"`
+	User    string `json:"user"`
+	Session string `json:"session"`
+	// Created is when the directory was first set up on this scratch root.
+	Created time.Time `json:"created"`
+	// LastAccess is when the manager last served the session.
+	LastAccess time.Time `json:"last_access"`
+	// SnapshotVersion is the snapshot this directory was last hydrated from
+	// or published as; 0 when none.
+	SnapshotVersion int64 `json:"snapshot_version,omitempty"`
+}
+
+// Scope returns the session scope the index names.
+func (ix Index) Scope() artifacts.Scope {
+	return artifacts.SessionScope(ix.App, ix.User, ix.Session)
+}
+
+// DecodeIndex decodes and checks an index record found in directory dir
+// (a DirName): the format must be IndexFormat, the scope must be valid, and
+// DirName(User, Session) must equal dir. A record that fails any check
+// must never be used to pick a scope.
+func DecodeIndex(b []byte, dir string) (Index, error) {
+	var ix Index
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&ix); err != nil {
+		return Index{}, fmt.Errorf("index does not decode: %w", err)
+	}
+	if dec.More() {
+		return Index{}, errors.New("index has trailing data")
+	}
+	if ix.Format != IndexFormat {
+		return Index{}, fmt.Errorf("index format %q, want %q", ix.Format, IndexFormat)
+	}
+	if err := ix.Scope().Validate(); err != nil {
+		return Index{}, fmt.Errorf("index scope: %w", err)
+	}
+	if got := DirName(ix.User, ix.Session); got != dir {
+		return Index{}, fmt.Errorf("index key hashes to %s, not to its directory %s", got, dir)
+	}
+	return ix, nil
+}
+
+// readIndex reads the index record at the top of root without following
+// a symbolic link: it must be a regular file.
+func readIndex(root *os.Root, dir string) (Index, error) {
+	fi, err := root.Lstat(IndexName)
+	if err != nil {
+		return Index{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Index{}, fmt.Errorf("index is a %v, not a regular file", fi.Mode().Type())
+	}
+	f, err := root.OpenFile(IndexName, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return Index{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Index{}, err
+	}
+	if !os.SameFile(fi, st) {
+		return Index{}, errors.New("index was replaced while being read")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	if err != nil {
+		return Index{}, err
+	}
+	if len(b) > maxIndexBytes {
+		return Index{}, fmt.Errorf("index is larger than %d bytes", maxIndexBytes)
+	}
+	return DecodeIndex(b, dir)
+}
+
+// writeIndex replaces the index record atomically: a temporary file created
+// exclusively, written, fsynced, renamed over the index, then the directory
+// fsynced.
+func writeIndex(root *os.Root, ix Index) error {
+	ix.Format = IndexFormat
+	b, err := json.Marshal(ix)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	tmp := tempName("index")
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, IndexName)
+	}
+	if err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	return syncDir(root, ".")
+}
+
+// syncDir fsyncs a directory of root.
+func syncDir(root *os.Root, name string) error {
+	d, err := root.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// tempName returns a fresh reserved name for a temporary file.
+func tempName(kind string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return ReservedPrefix + kind + "-" + hex.EncodeToString(b[:])
+}
+
+// isIndexFile reports whether fi is the very file of root's index record
+// (the index itself, or a hard link to it).
+func isIndexFile(root *os.Root, fi fs.FileInfo) bool {
+	ix, err := root.Lstat(IndexName)
+	return err == nil && os.SameFile(ix, fi)
+}

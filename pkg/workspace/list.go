@@ -1,0 +1,172 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// State is the state of an entry of the scratch root.
+type State string
+
+// The states ListWorkspaces reports.
+const (
+	// StateOK: a directory with an index that decodes and whose key
+	// hashes to the directory's name.
+	StateOK State = "ok"
+	// StateNoIndex: a directory without an index record.
+	StateNoIndex State = "no_index"
+	// StateBadIndex: a directory whose index does not decode, is not a
+	// regular file, or whose key does not hash to the directory's name.
+	StateBadIndex State = "bad_index"
+	// StateNotADirectory: anything else (symbolic links are reported as
+	// such, never followed).
+	StateNotADirectory State = "not_a_directory"
+)
+
+// Info describes one entry of the scratch root.
+type Info struct {
+	// Dir is the entry's name in the scratch root.
+	Dir string
+	// State is the entry's state.
+	State State
+	// Index is the decoded index when State is StateOK, else nil. Only
+	// then does the entry have a scope.
+	Index *Index
+	// Problem says why the state is not StateOK.
+	Problem string
+	// Mode is the entry's type and permissions (Lstat).
+	Mode fs.FileMode
+	// Temporary is true for the manager's and zipsafe's temporary entries
+	// (a hydration or extraction in progress, or left by a crash).
+	Temporary bool
+	// Bytes and Files count the regular files below a directory and their
+	// bytes, the index excluded; symbolic links are not followed.
+	Bytes int64
+	Files int
+	// LastAccess is the index's last access when State is StateOK, else
+	// the entry's modification time.
+	LastAccess time.Time
+	// Idle is the time since LastAccess (never negative).
+	Idle time.Duration
+	// SnapshotVersion is the latest published version of the session's
+	// SnapshotName; 0 when there is none, the scope is unknown, or the
+	// manager has no store.
+	SnapshotVersion int64
+	// SnapshotErr is the store's error when looking up the snapshot failed
+	// for another reason than not_found.
+	SnapshotErr error
+}
+
+// Scope returns the entry's session scope; ok is false unless State is
+// StateOK.
+func (i Info) Scope() (scope artifacts.Scope, ok bool) {
+	if i.State != StateOK || i.Index == nil {
+		return artifacts.Scope{}, false
+	}
+	return i.Index.Scope(), true
+}
+
+// isTemporary reports whether a scratch-root entry name is a temporary
+// entry of this package or of zipsafe.
+func isTemporary(name string) bool {
+	return strings.HasPrefix(name, ReservedPrefix) ||
+		(strings.HasPrefix(name, ".") && (strings.Contains(name, ".zipsafe-new-") || strings.Contains(name, ".zipsafe-old-")))
+}
+
+// ListWorkspaces reports every entry of the scratch root, sorted by name:
+// its state, scope (only from a good index), size, last access, idle time
+// and latest snapshot version. Nothing is modified.
+func (m *Manager) ListWorkspaces(ctx context.Context) ([]Info, error) {
+	const op = "workspace list"
+	d, err := m.root.Open(".")
+	if err != nil {
+		return nil, osError(op, nil, m.scratch, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, osError(op, nil, m.scratch, err)
+	}
+	slices.Sort(names)
+	out := make([]Info, 0, len(names))
+	for _, n := range names {
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return nil, err
+		}
+		info, err := m.Inspect(ctx, n)
+		if errors.Is(err, fs.ErrNotExist) || artifacts.IsNotFound(err) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Inspect reports one entry of the scratch root, as ListWorkspaces does.
+func (m *Manager) Inspect(ctx context.Context, name string) (Info, error) {
+	const op = "workspace inspect"
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return Info{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "%q is not an entry name", name)
+	}
+	now := m.opts.Now()
+	fi, err := m.root.Lstat(name)
+	if err != nil {
+		return Info{}, osError(op, nil, name, err)
+	}
+	info := Info{Dir: name, Mode: fi.Mode(), Temporary: isTemporary(name), LastAccess: fi.ModTime().UTC()}
+	if !fi.IsDir() {
+		info.State = StateNotADirectory
+		switch t := fi.Mode().Type(); {
+		case t&fs.ModeSymlink != 0:
+			info.Problem = "a symbolic link (not followed)"
+		case t == 0:
+			info.Problem = "a regular file"
+		default:
+			info.Problem = "a special file (" + t.String() + ")"
+		}
+		info.Idle = max(now.Sub(info.LastAccess), 0)
+		return info, nil
+	}
+	root, err := m.root.OpenRoot(name)
+	if err != nil {
+		return Info{}, osError(op, nil, name, err)
+	}
+	defer root.Close()
+	if st, err := root.Stat("."); err != nil || !os.SameFile(st, fi) {
+		return Info{}, artifacts.Errorf(artifacts.CodeConflict, op, err, "%s was replaced while being inspected", name)
+	}
+	ix, err := readIndex(root, name)
+	switch {
+	case err == nil:
+		info.State, info.Index = StateOK, &ix
+		info.LastAccess = ix.LastAccess.UTC()
+	case errors.Is(err, fs.ErrNotExist):
+		info.State, info.Problem = StateNoIndex, "no index record"
+	default:
+		info.State, info.Problem = StateBadIndex, err.Error()
+	}
+	info.Idle = max(now.Sub(info.LastAccess), 0)
+	if info.Bytes, info.Files, err = measure(root); err != nil {
+		return Info{}, osError(op, nil, name, err)
+	}
+	if info.State == StateOK && m.opts.Store != nil {
+		rec, err := m.opts.Store.Stat(ctx, ix.Scope(), SnapshotName, 0)
+		switch {
+		case err == nil:
+			info.SnapshotVersion = rec.Version
+		case !artifacts.IsNotFound(err):
+			info.SnapshotErr = err
+		}
+	}
+	return info, nil
+}

@@ -1,0 +1,435 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/zipsafe"
+)
+
+// SnapshotName is the artifact name of a session's workspace snapshots.
+const SnapshotName = "workspace.zip"
+
+// SnapshotMIMEType is the MIME type of the snapshots.
+const SnapshotMIMEType = "application/zip"
+
+// SnapshotPolicy says when a Workspace publishes snapshots by itself.
+type SnapshotPolicy int
+
+const (
+	// SnapshotAtEndOfTurn (the zero value): EndTurn snapshots when the
+	// workspace changed during the turn.
+	SnapshotAtEndOfTurn SnapshotPolicy = iota
+	// SnapshotOnWrite: every confined write (Write, WriteFrom, Append,
+	// Mkdir, Remove, RemoveAll, Rename) returns only after a snapshot of
+	// the result is published. If publishing fails, the change stays in
+	// the workspace and the call returns the snapshot's error.
+	SnapshotOnWrite
+	// SnapshotManual: only explicit Snapshot calls publish.
+	SnapshotManual
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Scratch is the scratch root, an existing directory holding one
+	// directory per session. Required.
+	Scratch string
+	// Reference is the reference root, read-only through Reference; empty
+	// for none.
+	Reference string
+	// Store keeps the snapshots and deliverables. It may be nil for a
+	// manager that only lists workspaces.
+	Store artifacts.Store
+	// Quota bounds the writes of every session.
+	Quota Quota
+	// Policy says when workspaces publish snapshots by themselves.
+	Policy SnapshotPolicy
+	// Limits bound snapshots and hydration (zero: zipsafe's defaults).
+	Limits zipsafe.Limits
+	// Level is the Deflate level of snapshots (zero: zipsafe.DefaultLevel).
+	Level int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Manager owns the workspaces under one scratch root. It is safe for
+// concurrent use; one Manager per scratch root per process.
+type Manager struct {
+	opts    Options
+	scratch string   // absolute, symbolic links resolved
+	root    *os.Root // the scratch root
+	ref     *Reference
+
+	mu   sync.Mutex
+	open map[string]*Workspace // by directory name
+}
+
+// New returns a Manager over opts.Scratch, which must be an existing
+// directory, and opts.Reference when set.
+func New(opts Options) (*Manager, error) {
+	const op = "workspace open manager"
+	if opts.Scratch == "" {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "no scratch root given")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	abs, err := filepath.Abs(opts.Scratch)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, osError(op, nil, opts.Scratch, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, osError(op, nil, opts.Scratch, err)
+	}
+	m := &Manager{opts: opts, scratch: abs, root: root, open: map[string]*Workspace{}}
+	if opts.Reference != "" {
+		r, err := OpenReference(opts.Reference)
+		if err != nil {
+			root.Close()
+			return nil, err
+		}
+		m.ref = r
+	}
+	return m, nil
+}
+
+// Scratch returns the scratch root (absolute).
+func (m *Manager) Scratch() string { return m.scratch }
+
+// Reference returns the read-only reference tree, nil when the manager has
+// none.
+func (m *Manager) Reference() *Reference { return m.ref }
+
+// Close releases the roots of the manager and of its open workspaces.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	ws := m.open
+	m.open = map[string]*Workspace{}
+	m.mu.Unlock()
+	for _, w := range ws {
+		w.mu.Lock()
+		if w.root != nil {
+			w.root.Close()
+			w.root = nil
+		}
+		w.closed = true
+		w.mu.Unlock()
+	}
+	if m.ref != nil {
+		m.ref.Close()
+	}
+	return m.root.Close()
+}
+
+func (m *Manager) needStore(op string) error {
+	if m.opts.Store == nil {
+		return artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "the workspace manager has no store")
+	}
+	return nil
+}
+
+// Workspace is one session's scratch directory, served through the
+// confined API. Get one with Manager.Open. It is safe for concurrent use.
+type Workspace struct {
+	m     *Manager
+	scope artifacts.Scope
+	dir   string // DirName
+	path  string // absolute path of the directory
+
+	// mu: confined calls hold it shared; hydration, snapshots and Close
+	// hold it exclusively, so a snapshot sees no half-done call.
+	mu     sync.RWMutex
+	root   *os.Root // nil until set up
+	closed bool
+
+	ledger ledger
+
+	stmu      sync.Mutex // guards the fields below
+	dirty     bool
+	index     Index
+	lastTouch time.Time
+}
+
+// Scope returns the session scope of the workspace.
+func (w *Workspace) Scope() artifacts.Scope { return w.scope }
+
+// Dir returns the directory name of the workspace (DirName).
+func (w *Workspace) Dir() string { return w.dir }
+
+// Path returns the absolute path of the workspace directory. Give it to
+// nothing that does not confine itself.
+func (w *Workspace) Path() string { return w.path }
+
+// Quota returns the state of the workspace's quota ledger.
+func (w *Workspace) Quota() QuotaStatus { return w.ledger.status() }
+
+func (w *Workspace) tree() tree {
+	return tree{op: "workspace", scope: &w.scope, reserved: true}
+}
+
+// use takes the shared lock for a confined call and refreshes the last
+// access now and then.
+func (w *Workspace) use() (*os.Root, func(), error) {
+	w.mu.RLock()
+	if w.root == nil {
+		w.mu.RUnlock()
+		return nil, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "workspace", nil, "workspace is closed").With(w.scope, "", 0)
+	}
+	now := w.m.opts.Now()
+	w.stmu.Lock()
+	if now.Sub(w.lastTouch) >= touchEvery {
+		w.lastTouch = now
+		ix := w.index
+		ix.LastAccess = now.UTC()
+		if writeIndex(w.root, ix) == nil {
+			w.index = ix
+		}
+	}
+	w.stmu.Unlock()
+	return w.root, w.mu.RUnlock, nil
+}
+
+// ready reports whether the workspace is set up and not closed.
+func (w *Workspace) ready() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.root != nil
+}
+
+// forget drops w from the open workspaces.
+func (m *Manager) forget(w *Workspace) {
+	m.mu.Lock()
+	if m.open[w.dir] == w {
+		delete(m.open, w.dir)
+	}
+	m.mu.Unlock()
+}
+
+func (w *Workspace) markDirty() {
+	w.stmu.Lock()
+	w.dirty = true
+	w.stmu.Unlock()
+}
+
+// afterChange snapshots under SnapshotOnWrite.
+func (w *Workspace) afterChange(ctx context.Context) error {
+	if w.m.opts.Policy != SnapshotOnWrite {
+		return nil
+	}
+	_, err := w.Snapshot(ctx, SnapshotOptions{})
+	return err
+}
+
+// Open returns the workspace of a session scope, setting it up on first
+// touch: when the scratch root has no directory for the session, the
+// latest snapshot is hydrated into a new one (or an empty one is created
+// when there is no snapshot), and the index is written. An existing
+// directory whose index is missing or does not decode gets a new index; one
+// whose index names another app is refused with CodeConflict.
+func (m *Manager) Open(ctx context.Context, scope artifacts.Scope) (*Workspace, error) {
+	return m.workspace(ctx, scope, true)
+}
+
+// OpenExisting is Open for a session whose directory must already exist on
+// this scratch root (CodeNotFound otherwise); it never hydrates.
+func (m *Manager) OpenExisting(ctx context.Context, scope artifacts.Scope) (*Workspace, error) {
+	return m.workspace(ctx, scope, false)
+}
+
+func checkSession(op string, scope artifacts.Scope) error {
+	if scope.Kind != artifacts.KindSession {
+		return artifacts.Errorf(artifacts.CodeInvalidScope, op, nil, "a workspace belongs to a session scope, not %s", scope)
+	}
+	return scope.Validate()
+}
+
+func (m *Manager) workspace(ctx context.Context, scope artifacts.Scope, create bool) (*Workspace, error) {
+	const op = "workspace open"
+	if err := checkSession(op, scope); err != nil {
+		return nil, err
+	}
+	dir := DirName(scope.User, scope.Session)
+	m.mu.Lock()
+	w := m.open[dir]
+	if w == nil {
+		w = &Workspace{m: m, scope: scope, dir: dir, path: filepath.Join(m.scratch, dir)}
+		w.ledger.q = m.opts.Quota
+		m.open[dir] = w
+	}
+	m.mu.Unlock()
+	if w.scope != scope {
+		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s is in use by %s", dir, w.scope).With(scope, "", 0)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "the manager is closed")
+	}
+	if w.root != nil {
+		return w, nil
+	}
+	if err := w.setUp(ctx, create); err != nil {
+		if w.root == nil {
+			m.forget(w)
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+// setUp makes the directory ready; w.mu is held exclusively.
+func (w *Workspace) setUp(ctx context.Context, create bool) error {
+	const op = "workspace open"
+	m := w.m
+	now := m.opts.Now().UTC()
+	fi, err := m.root.Lstat(w.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !create {
+			return artifacts.Errorf(artifacts.CodeNotFound, op, err, "no workspace directory %s under %s", w.dir, m.scratch).With(w.scope, "", 0)
+		}
+		hydrated := false
+		if m.opts.Store != nil {
+			rec, err := m.opts.Store.Stat(ctx, w.scope, SnapshotName, 0)
+			switch {
+			case err == nil:
+				if _, err := w.hydrateLocked(ctx, rec.Version, HydrateOptions{}); err != nil {
+					return err
+				}
+				hydrated = true
+			case !artifacts.IsNotFound(err):
+				return err
+			}
+		}
+		if !hydrated {
+			if err := m.root.Mkdir(w.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				return osError(op, &w.scope, w.dir, err)
+			}
+		}
+	case err != nil:
+		return osError(op, &w.scope, w.dir, err)
+	case !fi.IsDir():
+		return artifacts.Errorf(artifacts.CodePermission, op, nil, "%s is not a directory (%v)", filepath.Join(m.scratch, w.dir), fi.Mode().Type()).With(w.scope, "", 0)
+	}
+	if w.root == nil {
+		root, err := m.root.OpenRoot(w.dir)
+		if err != nil {
+			return osError(op, &w.scope, w.dir, err)
+		}
+		w.root = root
+	}
+	ix, err := readIndex(w.root, w.dir)
+	switch {
+	case err == nil && ix.App != w.scope.App:
+		w.root.Close()
+		w.root = nil
+		return artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", 0)
+	case err != nil:
+		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
+	}
+	ix.LastAccess = now
+	if err := writeIndex(w.root, ix); err != nil {
+		w.root.Close()
+		w.root = nil
+		return osError(op, &w.scope, IndexName, err)
+	}
+	usage, _, err := measure(w.root)
+	if err != nil {
+		return osError(op, &w.scope, w.dir, err)
+	}
+	w.ledger.setUsage(usage)
+	w.stmu.Lock()
+	w.index, w.lastTouch = ix, now
+	w.stmu.Unlock()
+	return nil
+}
+
+// Index returns the workspace's index record as the manager last wrote it.
+func (w *Workspace) Index() Index {
+	w.stmu.Lock()
+	defer w.stmu.Unlock()
+	return w.index
+}
+
+// BeginTurn starts a turn: it resets the per-turn allowance, measures the
+// bytes the workspace holds (files may have changed behind the confined
+// API) and records the access in the index.
+func (w *Workspace) BeginTurn(ctx context.Context) error {
+	const op = "workspace begin turn"
+	if err := ctx.Err(); err != nil {
+		return artifacts.CheckContext(ctx, op)
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.root == nil {
+		return artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "workspace is closed").With(w.scope, "", 0)
+	}
+	usage, _, err := measure(w.root)
+	if err != nil {
+		return osError(op, &w.scope, ".", err)
+	}
+	w.ledger.beginTurn(usage)
+	return w.touch(w.root)
+}
+
+// touch writes the index with the current time as last access; w.mu is
+// held (shared or exclusive).
+func (w *Workspace) touch(root *os.Root) error {
+	now := w.m.opts.Now()
+	w.stmu.Lock()
+	defer w.stmu.Unlock()
+	ix := w.index
+	ix.LastAccess = now.UTC()
+	if err := writeIndex(root, ix); err != nil {
+		return osError("workspace touch", &w.scope, IndexName, err)
+	}
+	w.index, w.lastTouch = ix, now
+	return nil
+}
+
+// EndTurn ends a turn. Under SnapshotAtEndOfTurn it publishes a snapshot
+// when the workspace changed since the last one, and returns it (nil when
+// none was made).
+func (w *Workspace) EndTurn(ctx context.Context) (*SnapshotResult, error) {
+	w.stmu.Lock()
+	dirty := w.dirty
+	w.stmu.Unlock()
+	if w.m.opts.Policy != SnapshotAtEndOfTurn || !dirty {
+		w.mu.RLock()
+		defer w.mu.RUnlock()
+		if w.root == nil {
+			return nil, nil
+		}
+		return nil, w.touch(w.root)
+	}
+	res, err := w.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Close releases the workspace's directory handle; the directory stays.
+// The next Open of the session sets it up again.
+func (w *Workspace) Close() error {
+	w.m.forget(w)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.root != nil {
+		err := w.root.Close()
+		w.root = nil
+		return err
+	}
+	return nil
+}

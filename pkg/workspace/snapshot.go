@@ -1,0 +1,425 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/zipsafe"
+)
+
+// SnapshotOptions configure a snapshot.
+type SnapshotOptions struct {
+	// Progress, if set, is called after each file with the running number
+	// of files and bytes archived.
+	Progress func(files int, bytes int64)
+}
+
+// SnapshotResult describes a published snapshot.
+type SnapshotResult struct {
+	// Scope is the session scope the snapshot was put in.
+	Scope artifacts.Scope
+	// Version is the published version of SnapshotName.
+	Version int64
+	// Files, Dirs and Bytes count the regular files, directories and file
+	// bytes archived.
+	Files int
+	Dirs  int
+	Bytes int64
+	// Skipped counts entries left out because they are neither regular
+	// files nor directories (symbolic links, FIFOs, ...).
+	Skipped int
+	// Record is the store's record of the version (size and digest of the
+	// archive).
+	Record artifacts.Record
+}
+
+// HydrateOptions configure a hydration.
+type HydrateOptions struct {
+	// Progress, if set, is called after each file with the running number
+	// of files and bytes extracted.
+	Progress func(files int, bytes int64)
+}
+
+// HydrateResult describes a hydration.
+type HydrateResult struct {
+	// Scope is the session scope the snapshot came from.
+	Scope artifacts.Scope
+	// Version is the version hydrated.
+	Version int64
+	// Files, Dirs and Bytes count what was extracted.
+	Files int
+	Dirs  int
+	Bytes int64
+	// Record is the store's record of the snapshot.
+	Record artifacts.Record
+}
+
+// Snapshot zips the workspace (without the index and the manager's
+// temporary files; symbolic links and other special files are skipped)
+// and puts it as a new version of SnapshotName in the session scope. The
+// archive streams through a pipe into Store.Put, never whole in memory;
+// the result is returned only once the store has published the version.
+// Confined calls wait while the snapshot runs.
+func (w *Workspace) Snapshot(ctx context.Context, opts SnapshotOptions) (SnapshotResult, error) {
+	const op = "workspace snapshot"
+	if err := w.m.needStore(op); err != nil {
+		return SnapshotResult{}, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.root == nil {
+		return SnapshotResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "workspace is closed").With(w.scope, "", 0)
+	}
+	w.stmu.Lock()
+	w.dirty = false
+	w.stmu.Unlock()
+	res, err := w.m.putSnapshot(ctx, w.root, w.scope, opts)
+	if err != nil {
+		w.markDirty()
+		return res, err
+	}
+	w.stmu.Lock()
+	ix := w.index
+	w.stmu.Unlock()
+	ix.SnapshotVersion = res.Version
+	if writeIndex(w.root, ix) == nil {
+		w.stmu.Lock()
+		w.index = ix
+		w.stmu.Unlock()
+	}
+	return res, nil
+}
+
+var errSnapshotAborted = errors.New("snapshot aborted: the store stopped reading")
+
+// putSnapshot streams the tree under root into Store.Put.
+func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifacts.Scope, opts SnapshotOptions) (SnapshotResult, error) {
+	const op = "workspace snapshot"
+	pr, pw := io.Pipe()
+	skipped := 0
+	exclude := func(rel string) bool {
+		base := rel[strings.LastIndexByte(rel, '/')+1:]
+		if strings.HasPrefix(base, ReservedPrefix) {
+			return true
+		}
+		fi, err := root.Lstat(rel)
+		if err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+			skipped++
+			return true
+		}
+		return false
+	}
+	type result struct {
+		st  zipsafe.WriteStats
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := zipsafe.Write(pw, root, zipsafe.WriteOptions{
+			Limits:   m.opts.Limits,
+			Level:    m.opts.Level,
+			Exclude:  exclude,
+			Progress: opts.Progress,
+		})
+		pw.CloseWithError(err)
+		done <- result{st, err}
+	}()
+	rec, err := m.opts.Store.Put(ctx, scope, SnapshotName, pr, artifacts.PutOptions{MIMEType: SnapshotMIMEType})
+	pr.CloseWithError(errSnapshotAborted)
+	wr := <-done
+	if wr.err != nil && !errors.Is(wr.err, errSnapshotAborted) {
+		return SnapshotResult{}, zipError(op, scope, wr.err)
+	}
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	return SnapshotResult{
+		Scope: scope, Version: rec.Version,
+		Files: wr.st.Files, Dirs: wr.st.Dirs, Bytes: wr.st.Bytes, Skipped: skipped,
+		Record: rec,
+	}, nil
+}
+
+// zipError turns an error of package zipsafe into an *artifacts.Error.
+func zipError(op string, scope artifacts.Scope, err error) error {
+	var ae *artifacts.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	code := artifacts.CodeCorrupt
+	switch zipsafe.CodeOf(err) {
+	case zipsafe.CodeIO:
+		code = artifacts.CodeIO
+		if errors.Is(err, fs.ErrPermission) {
+			code = artifacts.CodePermission
+		}
+	case zipsafe.CodeTooLarge, zipsafe.CodeTooManyEntries:
+		code = artifacts.CodeQuotaExceeded
+	case zipsafe.CodeUnsupportedFileType:
+		code = artifacts.CodeConflict
+	case "":
+		code = artifacts.CodeOf(err)
+		if code == artifacts.CodeUnknown {
+			code = artifacts.CodeIO
+		}
+	}
+	return artifacts.Errorf(code, op, err, "").With(scope, SnapshotName, 0)
+}
+
+// Hydrate replaces the workspace's files with those of a snapshot
+// (version 0: the latest), all or nothing, keeping the index. The archive
+// is streamed from the store (whose Reader verifies size and digest) into
+// a temporary file in the scratch root, outside every workspace, and
+// extracted with zipsafe. Confined calls wait while it runs.
+func (w *Workspace) Hydrate(ctx context.Context, version int64, opts HydrateOptions) (HydrateResult, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.root == nil {
+		return HydrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "workspace hydrate", nil, "workspace is closed").With(w.scope, "", 0)
+	}
+	return w.hydrateLocked(ctx, version, opts)
+}
+
+// hydrateLocked hydrates with w.mu held exclusively; it sets w.root to the
+// new directory and writes the index.
+func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts HydrateOptions) (HydrateResult, error) {
+	const op = "workspace hydrate"
+	m := w.m
+	if err := m.needStore(op); err != nil {
+		return HydrateResult{}, err
+	}
+	if version < 0 {
+		return HydrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d", version)
+	}
+	// An existing directory must not belong to another app.
+	if fi, err := m.root.Lstat(w.dir); err == nil {
+		if !fi.IsDir() {
+			return HydrateResult{}, artifacts.Errorf(artifacts.CodePermission, op, nil, "%s is not a directory", w.path).With(w.scope, "", 0)
+		}
+		if r, err := m.root.OpenRoot(w.dir); err == nil {
+			ix, ierr := readIndex(r, w.dir)
+			r.Close()
+			if ierr == nil && ix.App != w.scope.App {
+				return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", 0)
+			}
+		}
+	}
+	rd, err := m.opts.Store.Get(ctx, w.scope, SnapshotName, version)
+	if err != nil {
+		return HydrateResult{}, err
+	}
+	rec := rd.Record()
+	tmpName := tempName("hydrate") + ".zip"
+	f, err := m.root.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		rd.Close()
+		return HydrateResult{}, osError(op, &w.scope, tmpName, err)
+	}
+	defer func() {
+		f.Close()
+		m.root.Remove(tmpName)
+	}()
+	n, err := io.CopyBuffer(f, onlyReader{rd}, make([]byte, 256<<10))
+	rd.Close()
+	if err != nil {
+		if artifacts.CodeOf(err) == artifacts.CodeUnknown {
+			err = osError(op, &w.scope, tmpName, err)
+		}
+		return HydrateResult{}, err
+	}
+	if n != rec.Size {
+		return HydrateResult{}, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "read %d bytes, record says %d", n, rec.Size).With(w.scope, SnapshotName, rec.Version)
+	}
+	if err := artifacts.CheckContext(ctx, op); err != nil {
+		return HydrateResult{}, err
+	}
+	st, err := zipsafe.Extract(f, n, w.path, zipsafe.ExtractOptions{
+		Limits:   m.opts.Limits,
+		Keep:     []string{IndexName},
+		Progress: opts.Progress,
+	})
+	if err != nil {
+		return HydrateResult{}, zipError(op, w.scope, err)
+	}
+	root, err := m.root.OpenRoot(w.dir)
+	if err != nil {
+		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
+	}
+	if w.root != nil {
+		w.root.Close()
+	}
+	w.root = root
+	now := m.opts.Now().UTC()
+	ix, err := readIndex(root, w.dir)
+	if err != nil || ix.App != w.scope.App {
+		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
+	}
+	ix.LastAccess, ix.SnapshotVersion = now, rec.Version
+	if err := writeIndex(root, ix); err != nil {
+		return HydrateResult{}, osError(op, &w.scope, IndexName, err)
+	}
+	usage, _, err := measure(root)
+	if err != nil {
+		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
+	}
+	w.ledger.setUsage(usage)
+	w.stmu.Lock()
+	w.index, w.lastTouch, w.dirty = ix, now, false
+	w.stmu.Unlock()
+	return HydrateResult{Scope: w.scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Record: rec}, nil
+}
+
+// onlyReader hides WriterTo/ReaderFrom so io.CopyBuffer uses its buffer.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// PromoteOptions configure Promote.
+type PromoteOptions struct {
+	// Name is the artifact name; empty means the file's cleaned path.
+	Name string
+	// UserScope puts the artifact in the session's user scope instead of
+	// the session scope.
+	UserScope bool
+	// MIMEType defaults to the type of the file's extension, else
+	// artifacts.DefaultMIMEType.
+	MIMEType string
+	// Metadata is the custom metadata.
+	Metadata artifacts.Metadata
+}
+
+// Promote publishes one regular file of the workspace as a named artifact
+// (a deliverable) in the session scope, or in its user scope, streaming it
+// from the confined root. It returns the published record.
+func (w *Workspace) Promote(ctx context.Context, file string, opts PromoteOptions) (artifacts.Record, error) {
+	const op = "workspace promote"
+	if err := w.m.needStore(op); err != nil {
+		return artifacts.Record{}, err
+	}
+	root, done, err := w.use()
+	if err != nil {
+		return artifacts.Record{}, err
+	}
+	defer done()
+	f, _, err := w.tree().openRegular(root, op, file)
+	if err != nil {
+		return artifacts.Record{}, err
+	}
+	defer f.Close()
+	name := opts.Name
+	if name == "" {
+		name = path.Clean(file)
+	}
+	scope := w.scope
+	if opts.UserScope {
+		scope = artifacts.UserScope(w.scope.App, w.scope.User)
+	}
+	mt := opts.MIMEType
+	if mt == "" {
+		if mt = mime.TypeByExtension(path.Ext(name)); mt == "" {
+			mt = artifacts.DefaultMIMEType
+		}
+	}
+	rec, err := w.m.opts.Store.Put(ctx, scope, name, onlyReader{f}, artifacts.PutOptions{MIMEType: mt, Metadata: opts.Metadata})
+	if err != nil {
+		return artifacts.Record{}, err
+	}
+	return rec, nil
+}
+
+// Snapshot publishes a snapshot of the session's existing directory on
+// this scratch root (CodeNotFound when there is none) without recording an
+// access, for operators and sweeps. A directory whose index names another
+// app, or does not decode or hash to the directory, is refused.
+func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts SnapshotOptions) (SnapshotResult, error) {
+	const op = "workspace snapshot"
+	if err := checkSession(op, scope); err != nil {
+		return SnapshotResult{}, err
+	}
+	if err := m.needStore(op); err != nil {
+		return SnapshotResult{}, err
+	}
+	dir := DirName(scope.User, scope.Session)
+	m.mu.Lock()
+	w := m.open[dir]
+	m.mu.Unlock()
+	if w != nil && w.scope == scope && w.ready() {
+		return w.Snapshot(ctx, opts)
+	}
+	fi, err := m.root.Lstat(dir)
+	if err != nil {
+		return SnapshotResult{}, osError(op, &scope, dir, err)
+	}
+	if !fi.IsDir() {
+		return SnapshotResult{}, artifacts.Errorf(artifacts.CodePermission, op, nil, "%s is not a directory", dir).With(scope, "", 0)
+	}
+	root, err := m.root.OpenRoot(dir)
+	if err != nil {
+		return SnapshotResult{}, osError(op, &scope, dir, err)
+	}
+	defer root.Close()
+	ix, err := readIndex(root, dir)
+	switch {
+	case err == nil && ix.App != scope.App:
+		return SnapshotResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", dir, ix.App).With(scope, "", 0)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return SnapshotResult{}, artifacts.Errorf(artifacts.CodeConflict, op, err, "directory %s has a bad index", dir).With(scope, "", 0)
+	}
+	res, err := m.putSnapshot(ctx, root, scope, opts)
+	if err != nil {
+		return res, err
+	}
+	if ix.Format != "" {
+		ix.SnapshotVersion = res.Version
+		_ = writeIndex(root, ix)
+	}
+	return res, nil
+}
+
+// Hydrate replaces (or creates) the session's directory on this scratch
+// root with a snapshot (version 0: the latest), keeping its index. See
+// Workspace.Hydrate.
+func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version int64, opts HydrateOptions) (HydrateResult, error) {
+	const op = "workspace hydrate"
+	if err := checkSession(op, scope); err != nil {
+		return HydrateResult{}, err
+	}
+	dir := DirName(scope.User, scope.Session)
+	m.mu.Lock()
+	w := m.open[dir]
+	if w == nil {
+		w = &Workspace{m: m, scope: scope, dir: dir, path: m.scratch + string(os.PathSeparator) + dir}
+		w.ledger.q = m.opts.Quota
+		m.open[dir] = w
+	}
+	m.mu.Unlock()
+	if w.scope != scope {
+		return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s is in use by %s", dir, w.scope).With(scope, "", 0)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return HydrateResult{}, fmt.Errorf("%s: the manager is closed", op)
+	}
+	res, err := w.hydrateLocked(ctx, version, opts)
+	if err != nil {
+		if w.root == nil {
+			m.forget(w)
+		}
+		return res, err
+	}
+	if w.root == nil {
+		if err := w.setUp(ctx, false); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}

@@ -29,12 +29,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentstore/agentstore/internal/osutil"
 	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -377,8 +377,7 @@ func processGone(pid int) bool {
 	if pid <= 0 {
 		return true
 	}
-	err := syscall.Kill(pid, 0)
-	return errors.Is(err, syscall.ESRCH)
+	return osutil.ProcessGone(pid)
 }
 
 var errChanged = errors.New("the stale lock changed while it was being taken over")

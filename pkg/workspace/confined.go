@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/agentstore/agentstore/internal/osutil"
 	"io"
 	"io/fs"
 	"os"
@@ -140,7 +141,7 @@ func (t tree) openRegular(root *os.Root, op, name string) (*os.File, fs.FileInfo
 	if err := t.checkRegular(op, name, fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(p, os.O_RDONLY|osutil.OpenNoFollow, 0)
 	if err != nil {
 		return nil, nil, osError(op, t.scope, name, err)
 	}
@@ -549,7 +550,7 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 		if err := w.tree().checkRegular(op, name, fi); err != nil {
 			return err
 		}
-		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_APPEND|osutil.OpenNoFollow, 0)
 		if err != nil {
 			return osError(op, sc, name, err)
 		}

@@ -8,10 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentstore/agentstore/internal/osutil"
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
@@ -114,7 +114,7 @@ func readIndex(root *os.Root, dir string) (Index, error) {
 	if !fi.Mode().IsRegular() {
 		return Index{}, fmt.Errorf("index is a %v, not a regular file", fi.Mode().Type())
 	}
-	f, err := root.OpenFile(IndexName, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(IndexName, os.O_RDONLY|osutil.OpenNonBlock, 0)
 	if err != nil {
 		return Index{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"compress/flate"
 	"errors"
 	"fmt"
+	"github.com/agentstore/agentstore/internal/osutil"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -14,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // ExtractOptions configures [Extract] and [ExtractFile].
@@ -168,7 +168,7 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 	}
 	// Renaming a directory over an empty directory replaces it atomically
 	// (os.Rename refuses to, hence syscall.Rename).
-	if err := syscall.Rename(absTarget, aside); err != nil {
+	if err := osutil.Rename(absTarget, aside); err != nil {
 		os.Remove(aside)
 		return ExtractStats{}, wrapErr(CodeIO, "", &os.LinkError{Op: "rename", Old: absTarget, New: aside, Err: err})
 	}
@@ -523,7 +523,7 @@ func copyKept(oldTarget string, dst *os.Root, keep map[string]bool) error {
 func copyNode(src, dst *os.Root, name, rel string, fi fs.FileInfo, buf []byte) error {
 	switch {
 	case fi.Mode().IsRegular():
-		in, err := src.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		in, err := src.OpenFile(name, os.O_RDONLY|osutil.OpenNoFollow, 0)
 		if err != nil {
 			return wrapErr(CodeIO, rel, err)
 		}

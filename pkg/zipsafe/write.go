@@ -5,12 +5,12 @@ import (
 	"bufio"
 	"compress/flate"
 	"fmt"
+	"github.com/agentstore/agentstore/internal/osutil"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 )
 
 // Compression levels for WriteOptions.Level besides the compress/flate levels.
@@ -249,7 +249,7 @@ func (t *treeWriter) file(parent *os.Root, name, rel string, fi fs.FileInfo) err
 		return err
 	}
 	// O_NONBLOCK: a FIFO swapped in after Lstat must not block the open.
-	f, err := parent.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := parent.OpenFile(name, os.O_RDONLY|osutil.OpenNoFollow, 0)
 	if err != nil {
 		return wrapErr(CodeIO, rel, err)
 	}

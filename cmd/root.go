@@ -1,12 +1,21 @@
 // Package cmd holds the agentstore command tree: the root command with the
 // global flags, the command groups (artifacts, ws, fs, quota), version and
 // completion. The leaf commands live in the packages below it.
+//
+// The shell completions (completions/), the Markdown reference (docs/cli/)
+// and the man pages (docs/man/) are generated from this tree; regenerate
+// them after changing a command, a flag or a help text:
+//
+//	go run ./internal/gendocs
 package cmd
+
+//go:generate go run ../internal/gendocs -dir ..
 
 import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -144,7 +153,17 @@ environment, then config file, then default.`,
 	})
 	cmdutil.AddGlobalFlags(root.PersistentFlags())
 	cmdutil.RegisterGlobalCompletions(root)
+	_ = root.RegisterFlagCompletionFunc(cmdutil.KeyStore, completeStore)
 	cmdutil.SetHelp(root)
+	root.Example = `  # the scopes of a store, then the artifacts of one session
+  agentstore --store /var/lib/agentstore artifacts list
+  agentstore --store /var/lib/agentstore artifacts list --app demo-a --user user-42 --session session-7
+
+  # a Cloud Storage bucket, as JSON
+  agentstore --store gs://my-bucket/adk-artifacts/v1 artifacts list -o json
+
+  # what repair would remove, changing nothing
+  agentstore --store /var/lib/agentstore fs repair --dry-run`
 
 	root.AddCommand(
 		newArtifactsCmd(f),
@@ -153,6 +172,95 @@ environment, then config file, then default.`,
 		newQuotaCmd(f),
 		newVersionCmd(f),
 	)
+	// Add cobra's completion command now rather than at Execute, so that it
+	// is part of the tree the docs and tests see, and decorate it.
+	root.InitDefaultCompletionCmd()
+	decorateCompletionCmd(root)
 	cmdutil.WrapArgsErrors(root)
 	return root
+}
+
+// completionExamples are the examples of "completion SHELL".
+var completionExamples = map[string]string{
+	"bash": `  # this shell only
+  source <(agentstore completion bash)
+
+  # every new shell (needs the bash-completion package)
+  agentstore completion bash > /etc/bash_completion.d/agentstore`,
+	"zsh": `  # every new shell: a directory on $fpath, then restart zsh
+  agentstore completion zsh > "${fpath[1]}/_agentstore"
+
+  # this shell only
+  source <(agentstore completion zsh)`,
+	"fish": `  agentstore completion fish > ~/.config/fish/completions/agentstore.fish`,
+	"powershell": `  agentstore completion powershell | Out-String | Invoke-Expression
+  agentstore completion powershell --no-descriptions > agentstore.ps1`,
+}
+
+// decorateCompletionCmd gives cobra's completion command and its
+// subcommands examples and the release archives' location of the scripts.
+func decorateCompletionCmd(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Long += `
+The release archives also hold the scripts, in completions/.`
+		c.Example = `  agentstore completion bash > /etc/bash_completion.d/agentstore
+  agentstore completion zsh > "${fpath[1]}/_agentstore"`
+		for _, s := range c.Commands() {
+			if ex, ok := completionExamples[s.Name()]; ok {
+				s.Example = ex
+			}
+		}
+	}
+}
+
+// completeStore completes --store values: the schemes file:// and gs://,
+// and directories, plain or after file://. Bucket names are not completed
+// (that would need credentials and a network call).
+func completeStore(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	const fileScheme, gsScheme = "file://", "gs://"
+	switch {
+	case strings.HasPrefix(toComplete, gsScheme):
+		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	case strings.HasPrefix(toComplete, fileScheme):
+		return completeDirs(fileScheme, strings.TrimPrefix(toComplete, fileScheme)), cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, s := range []string{fileScheme, gsScheme} {
+		if strings.HasPrefix(s, toComplete) {
+			out = append(out, s)
+		}
+	}
+	return append(out, completeDirs("", toComplete)...), cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeDirs returns prefix+D+"/" for each directory D whose path starts
+// with partial (hidden directories only when partial's last element starts
+// with a dot).
+func completeDirs(prefix, partial string) []string {
+	dir, base := filepath.Split(partial)
+	list := dir
+	if list == "" {
+		list = "."
+	}
+	entries, err := os.ReadDir(list)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, base) || strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".") {
+			continue
+		}
+		if !e.IsDir() {
+			if fi, err := os.Stat(filepath.Join(list, name)); err != nil || !fi.IsDir() {
+				continue // a symbolic link to a directory counts
+			}
+		}
+		out = append(out, prefix+dir+name+"/")
+	}
+	return out
 }

@@ -62,6 +62,8 @@ func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Print the version of agentstore",
 		Long: `Print the version of agentstore with the VCS revision and commit time it was
 built from. With -o json: {"version","revision","time","modified","go"}.`,
+		Example: `  agentstore version
+  agentstore version -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.Config()

@@ -5,6 +5,8 @@ import (
 
 	artifactscmd "github.com/agentstore/agentstore/cmd/artifacts"
 	fscmd "github.com/agentstore/agentstore/cmd/fs"
+	quotacmd "github.com/agentstore/agentstore/cmd/quota"
+	wscmd "github.com/agentstore/agentstore/cmd/ws"
 	"github.com/agentstore/agentstore/internal/cmdutil"
 )
 
@@ -31,7 +33,12 @@ func newWsCmd(f *cmdutil.Factory) *cobra.Command {
 		"Manage per-session scratch workspaces",
 		`List, snapshot, hydrate and sweep the per-session scratch workspaces under
 the --scratch root.`)
-	_ = f
+	cmd.AddCommand(
+		wscmd.NewCmdList(f, nil),
+		wscmd.NewCmdSnapshot(f, nil),
+		wscmd.NewCmdHydrate(f, nil),
+		wscmd.NewCmdSweep(f, nil),
+	)
 	return cmd
 }
 
@@ -49,6 +56,6 @@ func newQuotaCmd(f *cmdutil.Factory) *cobra.Command {
 		"Report store and workspace usage against capacities",
 		`Report how many scopes, names, versions and bytes a store holds against its
 capacities, and the size of scratch workspaces.`)
-	_ = f
+	cmd.AddCommand(quotacmd.NewCmdReport(f, nil))
 	return cmd
 }

@@ -1,0 +1,321 @@
+package artifactscmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// DeleteOptions holds the flag values and dependencies of
+// "artifacts delete".
+type DeleteOptions struct {
+	deps
+	// StoreURI returns the parsed --store, whose canonical form goes into
+	// the plan.
+	StoreURI func() (cmdutil.StoreURI, error)
+
+	// ScopeFlags are --app, --user and --session as given.
+	ScopeFlags cmdutil.ScopeFlags
+	// Scope is the scope they select.
+	Scope artifacts.Scope
+	// Name is the artifact name (--name).
+	Name string
+	// Version is --version; Latest is --latest; AllVersions is
+	// --all-versions. Exactly one is given.
+	Version     int64
+	Latest      bool
+	AllVersions bool
+	// Selector is what the three flags select.
+	Selector artifacts.Selector
+	// Confirm is --confirm: a plan's JSON or its plan_id.
+	Confirm string
+	// ConfirmSet is true when --confirm was given (even empty).
+	ConfirmSet bool
+	// ConfirmFile is --confirm-file: a file holding the plan's JSON, or
+	// "-" for standard input.
+	ConfirmFile string
+}
+
+// DeletedVersion is one version a delete removed.
+type DeletedVersion struct {
+	Version int64  `json:"version"`
+	Digest  string `json:"digest"`
+}
+
+// DeleteResult is the JSON output of a confirmed "artifacts delete".
+type DeleteResult struct {
+	Deleted []DeletedVersion `json:"deleted"`
+	PlanID  string           `json:"plan_id"`
+}
+
+// NewCmdDelete returns "artifacts delete". runF, when not nil, replaces
+// the run function.
+func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{deps: depsOf(f), StoreURI: f.StoreURI}
+	cmd := &cobra.Command{
+		Use:   "delete --app A [--user U [--session S]] --name NAME (--version V | --latest | --all-versions) [--confirm PLAN | --confirm-file FILE|-]",
+		Short: "Delete versions of an artifact after confirming a plan",
+		Long: `Delete published versions of the artifact NAME in a scope: one version
+(--version V), the latest (--latest) or every published version
+(--all-versions). Their reservations stay, so version numbers are never
+reused.
+
+Deleting takes two runs. Without a confirmation the command computes the
+plan, prints it (a readable summary on a terminal, the JSON plan with
+-o json), changes nothing and exits with status 4 (confirmation_required).
+Run it again with the plan: --confirm takes the plan's JSON or its plan_id,
+--confirm-file FILE the plan's JSON from a file ("-": standard input). The
+plan is then computed again and the versions it lists are deleted only if
+the two are identical. When versions were added or removed since, the
+confirmation is stale (exit 4, stale_confirmation) and nothing is deleted;
+a plan edited after it was made, or made for another command, is refused
+(exit 4) too.
+
+Computing a plan reads the record of every version it targets (never a
+payload): a record that does not decode stops it (exit 1,
+corrupt_artifact), while a version whose payload is damaged or missing is
+planned and deleted like any other, which is how such a version is removed.
+
+The plan:
+  {"action": "delete", "store": URI, "scope": S, "name": NAME,
+   "selector": "version=V" | "latest" | "all-versions",
+   "versions": [{"version", "size", "digest"}], "plan_id": ID}
+plan_id is the lowercase hex SHA-256 of the plan's canonical JSON: the plan
+without plan_id, marshalled by Go's encoding/json with the fields in exactly
+the order above (scope: kind, app, user, session, leaving out the parts its
+kind does not have; versions: version, size, digest), no indentation, no
+whitespace, no trailing newline, and HTML escaping off ("<", ">" and "&"
+are not escaped). store is the canonical store URI (file:///ABS/PATH or
+gs://BUCKET/PREFIX).
+
+On success: {"deleted": [{"version", "digest"}], "plan_id": ID}.`,
+		Example: `  # 1. see what would be deleted (exits 4, changes nothing)
+  agentstore artifacts delete --store /var/lib/agents --app demo-a --user user-42 \
+      --session session-7 --name reports/summary.txt --all-versions -o json > plan.json
+
+  # 2. delete exactly that, if nothing changed in between
+  agentstore artifacts delete --store /var/lib/agents --app demo-a --user user-42 \
+      --session session-7 --name reports/summary.txt --all-versions --confirm-file plan.json
+
+  # or confirm by plan_id
+  agentstore artifacts delete --store /var/lib/agents --app demo-a --name config/settings.json \
+      --version 1 --confirm "$(jq -r .plan_id plan.json)"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := opts.ScopeFlags.Scope(true)
+			if err != nil {
+				return err
+			}
+			opts.Scope = s
+			if err := validateName(cmd, opts.Name); err != nil {
+				return err
+			}
+			fl := cmd.Flags()
+			var given []string
+			for _, n := range []string{"version", "latest", "all-versions"} {
+				if fl.Changed(n) {
+					given = append(given, "--"+n)
+				}
+			}
+			switch {
+			case len(given) == 0:
+				return cmdutil.Usagef("say what to delete: --version V, --latest or --all-versions")
+			case len(given) > 1:
+				return cmdutil.Usagef("%s cannot be combined: give one of --version V, --latest or --all-versions", strings.Join(given, " and "))
+			case fl.Changed("version"):
+				if opts.Version < 1 {
+					return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: versions start at 1", opts.Version)}
+				}
+				opts.Selector = artifacts.Selector{Kind: artifacts.SelectVersion, Version: opts.Version}
+			case fl.Changed("latest"):
+				if !opts.Latest {
+					return cmdutil.Usagef("--latest=false selects nothing")
+				}
+				opts.Selector = artifacts.Selector{Kind: artifacts.SelectLatest}
+			default:
+				if !opts.AllVersions {
+					return cmdutil.Usagef("--all-versions=false selects nothing")
+				}
+				opts.Selector = artifacts.Selector{Kind: artifacts.SelectAll}
+			}
+			opts.ConfirmSet = fl.Changed("confirm")
+			if opts.ConfirmSet && fl.Changed("confirm-file") {
+				return cmdutil.Usagef("give --confirm or --confirm-file, not both")
+			}
+			if fl.Changed("confirm-file") && opts.ConfirmFile == "" {
+				return cmdutil.Usagef("--confirm-file needs a file name, or - for standard input")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runDelete(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddScopeFlags(cmd, &opts.ScopeFlags)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Name, "name", "", "artifact name (required)")
+	fl.Int64Var(&opts.Version, "version", 0, "delete this version")
+	fl.BoolVar(&opts.Latest, "latest", false, "delete the latest version")
+	fl.BoolVar(&opts.AllVersions, "all-versions", false, "delete every published version")
+	fl.StringVar(&opts.Confirm, "confirm", "", "the plan to execute: its JSON or its plan_id")
+	fl.StringVar(&opts.ConfirmFile, "confirm-file", "", "read the plan's JSON from `FILE` (- for standard input)")
+	cmdutil.SetExitStatusNote(cmd, `4 when no confirmation was given (confirmation_required: the plan is
+  printed), when the plan no longer matches the store (stale_confirmation),
+  or when the plan given was modified or is for another command; nothing
+  was deleted
+1 also when the scope, name or version does not exist (not_found) or a
+  targeted record does not decode (corrupt_artifact)`)
+	return cmd
+}
+
+func runDelete(ctx context.Context, opts *DeleteOptions) error {
+	jsonOut, err := opts.jsonOutput()
+	if err != nil {
+		return err
+	}
+	var conf *Confirmation
+	switch {
+	case opts.ConfirmSet:
+		c, err := ParseConfirmation(opts.Confirm)
+		if err != nil {
+			return err
+		}
+		conf = &c
+	case opts.ConfirmFile != "":
+		c, err := readConfirmFile(opts)
+		if err != nil {
+			return err
+		}
+		conf = &c
+	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
+	st, err := opts.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := ComputePlan(ctx, st, u.String(), opts.Scope, opts.Name, opts.Selector)
+	if err != nil {
+		if conf != nil && artifacts.IsNotFound(err) {
+			return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
+				"stale confirmation: nothing matches the plan any more (%v); nothing was deleted", err)}
+		}
+		return err
+	}
+	if conf == nil {
+		if err := printPlan(opts, plan, jsonOut); err != nil {
+			return err
+		}
+		return &cmdutil.ConfirmationError{Msg: fmt.Sprintf(
+			"confirmation required: nothing was deleted; to delete the %s planned, run: %s",
+			countVersions(len(plan.Versions)), nextCommand(opts, plan))}
+	}
+	if err := conf.Match(plan); err != nil {
+		if perr := printPlan(opts, plan, jsonOut); perr != nil {
+			return perr
+		}
+		return err
+	}
+	res := DeleteResult{Deleted: []DeletedVersion{}, PlanID: plan.PlanID}
+	var delErr error
+	for _, v := range plan.Versions {
+		recs, err := st.Delete(ctx, opts.Scope, opts.Name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: v.Version})
+		for _, r := range recs {
+			res.Deleted = append(res.Deleted, DeletedVersion{Version: r.Version, Digest: r.Digest})
+		}
+		if err != nil {
+			delErr = err
+			break
+		}
+	}
+	if jsonOut {
+		err = output.JSON(opts.IO.Out, res)
+	} else {
+		err = printDeleted(opts, plan, res)
+	}
+	if delErr != nil {
+		return delErr
+	}
+	return err
+}
+
+func readConfirmFile(opts *DeleteOptions) (Confirmation, error) {
+	if opts.ConfirmFile == "-" {
+		return ReadConfirmation(opts.IO.In)
+	}
+	f, err := os.Open(opts.ConfirmFile)
+	if err != nil {
+		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("--confirm-file: %v", err)}
+	}
+	defer f.Close()
+	return ReadConfirmation(f)
+}
+
+func countVersions(n int) string {
+	if n == 1 {
+		return "1 version"
+	}
+	return strconv.Itoa(n) + " versions"
+}
+
+// nextCommand is the command line that confirms plan.
+func nextCommand(opts *DeleteOptions, plan Plan) string {
+	args := []string{"agentstore", "artifacts", "delete", "--store", shellQuote(plan.Store)}
+	args = append(args, scopeArgs(opts.Scope)...)
+	args = append(args, "--name", shellQuote(opts.Name))
+	switch opts.Selector.Kind {
+	case artifacts.SelectVersion:
+		args = append(args, "--version", strconv.FormatInt(opts.Selector.Version, 10))
+	case artifacts.SelectLatest:
+		args = append(args, "--latest")
+	default:
+		args = append(args, "--all-versions")
+	}
+	args = append(args, "--confirm", plan.PlanID)
+	return strings.Join(args, " ")
+}
+
+func printPlan(opts *DeleteOptions, plan Plan, jsonOut bool) error {
+	if jsonOut {
+		return output.JSON(opts.IO.Out, plan)
+	}
+	st := output.NewStyles(opts.IO)
+	var total int64
+	for _, v := range plan.Versions {
+		total += v.Size
+	}
+	w := opts.IO.Out
+	fmt.Fprintf(w, "%s %s (%s) of %q\n", st.Bold("Plan: delete"), countVersions(len(plan.Versions)), output.Size(total), plan.Name)
+	fmt.Fprintf(w, "  scope:    %s\n", opts.Scope)
+	fmt.Fprintf(w, "  store:    %s\n", plan.Store)
+	fmt.Fprintf(w, "  selector: %s\n", plan.Selector)
+	fmt.Fprintf(w, "  plan_id:  %s\n\n", plan.PlanID)
+	t := output.NewTable(opts.IO, "VERSION", "SIZE", "DIGEST")
+	t.NoTruncate(0, 1)
+	for _, v := range plan.Versions {
+		t.Row(strconv.FormatInt(v.Version, 10), output.Size(v.Size), v.Digest)
+	}
+	return t.Render()
+}
+
+func printDeleted(opts *DeleteOptions, plan Plan, res DeleteResult) error {
+	st := output.NewStyles(opts.IO)
+	fmt.Fprintf(opts.IO.Out, "%s %s of %q in %s (plan %s)\n", st.OK("Deleted"),
+		countVersions(len(res.Deleted)), plan.Name, opts.Scope, res.PlanID)
+	t := output.NewTable(opts.IO, "VERSION", "DIGEST")
+	t.NoTruncate(0)
+	for _, d := range res.Deleted {
+		t.Row(strconv.FormatInt(d.Version, 10), d.Digest)
+	}
+	return t.Render()
+}

@@ -1,0 +1,288 @@
+package artifactscmd
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// ListOptions holds the flag values and dependencies of "artifacts list".
+type ListOptions struct {
+	deps
+
+	// ScopeFlags are --app, --user and --session as given.
+	ScopeFlags cmdutil.ScopeFlags
+	// Scope is the scope they select; Kind "" means every scope.
+	Scope artifacts.Scope
+	// Limit is the page size (--limit).
+	Limit int
+	// Cursor is the last name of the previous page (--cursor).
+	Cursor string
+	// All follows every page (--all).
+	All bool
+}
+
+// NameItem is one row of a scope's listing: a name and its latest version.
+type NameItem struct {
+	Name          string `json:"name"`
+	LatestVersion int64  `json:"latest_version"`
+	Versions      int    `json:"versions"`
+	Size          int64  `json:"size"`
+	MIMEType      string `json:"mime_type"`
+	CreatedAt     string `json:"created_at"`
+	CreatedAtMS   int64  `json:"created_at_ms"`
+}
+
+// ListResult is the JSON output of "artifacts list" with a scope.
+type ListResult struct {
+	Scope Scope      `json:"scope"`
+	Items []NameItem `json:"items"`
+	// NextCursor is the --cursor of the next page; null after the last.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// ScopeItem is one row of the store-wide listing: a scope and what it
+// holds.
+type ScopeItem struct {
+	Scope    Scope `json:"scope"`
+	Names    int   `json:"names"`
+	Versions int   `json:"versions"`
+	Bytes    int64 `json:"bytes"`
+	// Problems counts published versions found broken while reading the
+	// scope (records that do not decode, missing payloads); see
+	// "agentstore fs verify".
+	Problems int `json:"problems"`
+}
+
+// ScopeListResult is the JSON output of "artifacts list" without a scope.
+type ScopeListResult struct {
+	Items []ScopeItem `json:"items"`
+}
+
+// NewCmdList returns "artifacts list". runF, when not nil, replaces the
+// run function (tests use it to check flag parsing without I/O).
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{deps: depsOf(f)}
+	cmd := &cobra.Command{
+		Use:   "list [--app A [--user U [--session S]]] [--limit N] [--cursor NAME] [--all]",
+		Short: "List the artifacts of a scope, or every scope of the store",
+		Long: `With a scope, list its artifact names, one row per name describing its latest
+version: name, latest version, number of published versions, size, MIME
+type and creation time. Names come in bytewise order, a page at a time
+(--limit, default 100); the next page starts after --cursor NAME, the last
+name of the previous one. --all follows every page.
+
+Without a scope, list every scope of the store, one row per scope with its
+numbers of names, versions and bytes, found by reading every record (never
+a payload). Versions found broken on the way are counted under PROBLEMS and
+left to "agentstore fs verify".
+
+Sizes are human-readable in tables and exact bytes in JSON. Payload bytes
+and custom metadata are never printed.
+
+JSON with a scope:
+  {"scope": S, "items": [{"name", "latest_version", "versions", "size",
+   "mime_type", "created_at", "created_at_ms"}], "next_cursor": NAME|null}
+JSON without a scope:
+  {"items": [{"scope": S, "names", "versions", "bytes", "problems"}]}
+where S is {"kind", "app", "user", "session"} with the parts its kind has,
+created_at is RFC 3339 UTC with milliseconds, and created_at_ms the stored
+integer.`,
+		Example: `  # every scope of the store
+  agentstore artifacts list --store /var/lib/agents
+
+  # the names of a session, 50 at a time, as JSON
+  agentstore artifacts list --store /var/lib/agents --app demo-a --user user-42 \
+      --session session-7 --limit 50 -o json
+
+  # the next page, and then everything
+  agentstore artifacts list --store /var/lib/agents --app demo-a --cursor 'n/0050'
+  agentstore artifacts list --store /var/lib/agents --app demo-a --all`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := opts.ScopeFlags.Scope(false)
+			if err != nil {
+				return err
+			}
+			opts.Scope = s
+			if err := validateLimit(opts.Limit); err != nil {
+				return err
+			}
+			if s.Kind == "" {
+				for _, fl := range []string{"limit", "cursor"} {
+					if cmd.Flags().Changed(fl) {
+						return cmdutil.Usagef("--%s needs a scope: the list of every scope is not paged", fl)
+					}
+				}
+			}
+			if opts.Cursor != "" {
+				if err := artifacts.ValidateName(opts.Cursor); err != nil {
+					return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --cursor %q: it must be a name", opts.Cursor)}
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runList(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddScopeFlags(cmd, &opts.ScopeFlags)
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Limit, "limit", artifacts.DefaultPageLimit, "names per page")
+	fl.StringVar(&opts.Cursor, "cursor", "", "start after this name (the previous page's next_cursor)")
+	fl.BoolVar(&opts.All, "all", false, "follow every page")
+	cmdutil.SetExitStatusNote(cmd, readExitNote)
+	return cmd
+}
+
+func runList(ctx context.Context, opts *ListOptions) error {
+	jsonOut, err := opts.jsonOutput()
+	if err != nil {
+		return err
+	}
+	st, err := opts.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Scope.Kind == "" {
+		res, err := listScopes(ctx, opts.deps, st)
+		if err != nil {
+			return err
+		}
+		if jsonOut {
+			return output.JSON(opts.IO.Out, res)
+		}
+		return printScopes(opts.deps, res)
+	}
+	res, err := ListNames(ctx, st, opts.Scope, opts.Limit, opts.Cursor, opts.All)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return output.JSON(opts.IO.Out, res)
+	}
+	return printNames(opts, res)
+}
+
+// ListNames lists a scope's names: one page of limit names after cursor,
+// or every page from cursor on when all is true.
+func ListNames(ctx context.Context, st artifacts.Store, scope artifacts.Scope, limit int, cursor string, all bool) (ListResult, error) {
+	res := ListResult{Scope: ScopeJSON(scope), Items: []NameItem{}}
+	for {
+		page, err := st.ListNames(ctx, scope, artifacts.ListOptions{Limit: limit, Cursor: cursor})
+		if err != nil {
+			return ListResult{}, err
+		}
+		for _, e := range page.Items {
+			r := e.Latest
+			res.Items = append(res.Items, NameItem{
+				Name:          e.Name,
+				LatestVersion: r.Version,
+				Versions:      e.Versions,
+				Size:          r.Size,
+				MIMEType:      r.MIMEType,
+				CreatedAt:     output.TimeMS(r.CreatedAt),
+				CreatedAtMS:   r.CreatedAt,
+			})
+		}
+		if page.NextCursor == "" {
+			return res, nil
+		}
+		if !all {
+			next := page.NextCursor
+			res.NextCursor = &next
+			return res, nil
+		}
+		if page.NextCursor <= cursor {
+			return ListResult{}, fmt.Errorf("store returned cursor %q after %q: not advancing", page.NextCursor, cursor)
+		}
+		cursor = page.NextCursor
+	}
+}
+
+func printNames(opts *ListOptions, res ListResult) error {
+	t := output.NewTable(opts.IO, "NAME", "LATEST", "VERSIONS", "SIZE", "MIME TYPE", "CREATED")
+	t.NoTruncate(1, 2, 3, 5)
+	for _, it := range res.Items {
+		t.Row(it.Name, strconv.FormatInt(it.LatestVersion, 10), strconv.Itoa(it.Versions),
+			output.Size(it.Size), it.MIMEType, createdCell(opts.deps, it.CreatedAtMS))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if res.NextCursor != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "More names: add --cursor %s for the next page, or --all.\n", shellQuote(*res.NextCursor))
+	}
+	return nil
+}
+
+// listScopes walks the store and sums every scope's published versions.
+func listScopes(ctx context.Context, d deps, st artifacts.Store) (ScopeListResult, error) {
+	w, ok := st.(artifacts.Walker)
+	if !ok {
+		return ScopeListResult{}, cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
+			fmt.Errorf("the %s store cannot enumerate its scopes; give a scope with --app", st.Capabilities().Name))
+	}
+	res := ScopeListResult{Items: []ScopeItem{}}
+	unknown, problems := 0, 0
+	err := w.Walk(ctx, func(u artifacts.ScopeUsage) error {
+		n := 0
+		for _, nu := range u.Names {
+			n += len(nu.Problems)
+		}
+		problems += n
+		if !u.Known {
+			unknown++
+			d.Logger().Warn("scope directory has no readable record; it is not listed", "hash", u.Hash, "problems", n)
+			return nil
+		}
+		it := ScopeItem{Scope: ScopeJSON(u.Scope), Problems: n}
+		for _, nu := range u.Names {
+			if len(nu.Records) == 0 {
+				continue
+			}
+			it.Names++
+			it.Versions += len(nu.Records)
+			for _, r := range nu.Records {
+				it.Bytes += r.Size
+			}
+		}
+		res.Items = append(res.Items, it)
+		return nil
+	})
+	if err != nil {
+		return ScopeListResult{}, err
+	}
+	slices.SortFunc(res.Items, func(a, b ScopeItem) int {
+		return cmp.Or(
+			strings.Compare(a.Scope.App, b.Scope.App),
+			strings.Compare(a.Scope.User, b.Scope.User),
+			strings.Compare(a.Scope.Session, b.Scope.Session),
+			strings.Compare(a.Scope.Kind, b.Scope.Kind),
+		)
+	})
+	if problems > 0 {
+		d.Logger().Warn("some published versions are broken; run 'agentstore fs verify' for details",
+			"problems", problems, "unlisted_scopes", unknown)
+	}
+	return res, nil
+}
+
+func printScopes(d deps, res ScopeListResult) error {
+	t := output.NewTable(d.IO, "KIND", "APP", "USER", "SESSION", "NAMES", "VERSIONS", "SIZE", "PROBLEMS")
+	t.NoTruncate(0, 4, 5, 6, 7)
+	for _, it := range res.Items {
+		t.Row(it.Scope.Kind, it.Scope.App, it.Scope.User, it.Scope.Session,
+			strconv.Itoa(it.Names), strconv.Itoa(it.Versions), output.Size(it.Bytes), strconv.Itoa(it.Problems))
+	}
+	return t.Render()
+}

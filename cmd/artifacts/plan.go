@@ -1,0 +1,314 @@
+package artifactscmd
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// ActionDelete is the action of a delete plan.
+const ActionDelete = "delete"
+
+// Selector values of a plan: "version=N", "latest" or "all-versions".
+const (
+	SelectorLatest      = "latest"
+	SelectorAllVersions = "all-versions"
+	selectorVersionPfx  = "version="
+)
+
+// MaxPlanBytes bounds a plan read from --confirm-file.
+const MaxPlanBytes = 8 << 20
+
+// PlanVersion is one version a plan deletes.
+type PlanVersion struct {
+	Version int64  `json:"version"`
+	Size    int64  `json:"size"`
+	Digest  string `json:"digest"`
+}
+
+// PlanBody is a delete plan without its plan_id: what would be deleted,
+// from which store, scope and name, chosen by which selector. Its
+// canonical JSON (see Canonical) is what plan_id hashes; the field order
+// below is part of that definition and must never change.
+type PlanBody struct {
+	Action   string        `json:"action"`
+	Store    string        `json:"store"`
+	Scope    Scope         `json:"scope"`
+	Name     string        `json:"name"`
+	Selector string        `json:"selector"`
+	Versions []PlanVersion `json:"versions"`
+}
+
+// Plan is a delete plan as printed and as given back to --confirm:
+// the body's fields, then plan_id.
+type Plan struct {
+	PlanBody
+	// PlanID is ID() of the body: lowercase hex SHA-256 of its canonical
+	// JSON.
+	PlanID string `json:"plan_id"`
+}
+
+// Canonical returns the canonical JSON of the body: the PlanBody struct
+// marshalled by encoding/json (fields in the struct's fixed order, scope
+// parts the kind lacks left out, no indentation, no trailing newline) with
+// HTML escaping off, and versions as [] when there are none.
+func (b PlanBody) Canonical() ([]byte, error) {
+	if b.Versions == nil {
+		b.Versions = []PlanVersion{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// ID returns the body's plan_id: the lowercase hex SHA-256 of Canonical.
+func (b PlanBody) ID() (string, error) {
+	c, err := b.Canonical()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// NewPlan returns the plan of body with its plan_id filled in.
+func NewPlan(body PlanBody) (Plan, error) {
+	if body.Versions == nil {
+		body.Versions = []PlanVersion{}
+	}
+	id, err := body.ID()
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{PlanBody: body, PlanID: id}, nil
+}
+
+// SelectorString returns the selector's form in a plan: "version=N",
+// "latest" or "all-versions".
+func SelectorString(sel artifacts.Selector) string {
+	switch sel.Kind {
+	case artifacts.SelectVersion:
+		return selectorVersionPfx + strconv.FormatInt(sel.Version, 10)
+	case artifacts.SelectLatest:
+		return SelectorLatest
+	case artifacts.SelectAll:
+		return SelectorAllVersions
+	}
+	return string(sel.Kind)
+}
+
+// ComputePlan reads, without changing anything, the records of every
+// version sel targets in name and returns the plan that deletes them from
+// the store whose canonical URI is store. It reads each targeted record
+// (every record for all-versions) but never a payload, so a record that
+// does not decode fails with corrupt_artifact while a version whose
+// payload is damaged or missing is planned like any other. A name with
+// nothing to delete is not_found.
+func ComputePlan(ctx context.Context, st artifacts.Store, store string, scope artifacts.Scope, name string, sel artifacts.Selector) (Plan, error) {
+	body := PlanBody{
+		Action:   ActionDelete,
+		Store:    store,
+		Scope:    ScopeJSON(scope),
+		Name:     name,
+		Selector: SelectorString(sel),
+		Versions: []PlanVersion{},
+	}
+	add := func(r artifacts.Record) {
+		body.Versions = append(body.Versions, PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest})
+	}
+	switch sel.Kind {
+	case artifacts.SelectVersion, artifacts.SelectLatest:
+		v := sel.Version
+		if sel.Kind == artifacts.SelectLatest {
+			v = 0
+		} else if v < 1 {
+			return Plan{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "plan delete", nil, "version %d is not positive", v)
+		}
+		r, err := st.Stat(ctx, scope, name, v)
+		if err != nil {
+			return Plan{}, err
+		}
+		add(r)
+	case artifacts.SelectAll:
+		cursor := ""
+		limit := st.Capabilities().MaxPageLimit
+		for {
+			page, err := st.ListVersions(ctx, scope, name, artifacts.ListOptions{Limit: limit, Cursor: cursor})
+			if err != nil {
+				return Plan{}, err
+			}
+			for _, r := range page.Items {
+				add(r)
+			}
+			if page.NextCursor == "" || page.NextCursor == cursor {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		if len(body.Versions) == 0 {
+			return Plan{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, 0)
+		}
+	default:
+		return Plan{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "plan delete", nil, "unknown selector %q", sel.Kind)
+	}
+	return NewPlan(body)
+}
+
+// Confirmation is a parsed --confirm or --confirm-file value: a plan_id
+// alone, or a whole plan.
+type Confirmation struct {
+	// PlanID is the plan_id given, or the plan's plan_id field.
+	PlanID string
+	// Plan is the plan given, nil when only a plan_id was.
+	Plan *Plan
+}
+
+// isPlanID reports whether s has the form of a plan_id: 64 lowercase hex
+// characters.
+func isPlanID(s string) bool {
+	if len(s) != sha256.Size*2 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseConfirmation parses a confirmation: a plan_id (64 lowercase hex
+// characters), or exactly one plan JSON object with no unknown field. A
+// value that is neither is a usage error (exit status 2). It does not check
+// the plan's integrity; Match does.
+func ParseConfirmation(s string) (Confirmation, error) {
+	t := strings.TrimSpace(s)
+	if isPlanID(t) {
+		return Confirmation{PlanID: t}, nil
+	}
+	bad := func(format string, args ...any) (Confirmation, error) {
+		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf(format, args...)}
+	}
+	if !strings.HasPrefix(t, "{") {
+		return bad("the confirmation is neither a plan_id (64 lowercase hex characters) nor a plan in JSON")
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return bad("the confirmation is not a delete plan: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return bad("the confirmation holds more than one JSON value")
+	}
+	return Confirmation{PlanID: p.PlanID, Plan: &p}, nil
+}
+
+// ReadConfirmation reads a plan from r (a --confirm-file), at most
+// MaxPlanBytes, and parses it with ParseConfirmation.
+func ReadConfirmation(r io.Reader) (Confirmation, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPlanBytes+1))
+	if err != nil {
+		return Confirmation{}, err
+	}
+	if len(b) > MaxPlanBytes {
+		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("the confirmation file is larger than %d bytes", MaxPlanBytes)}
+	}
+	return ParseConfirmation(string(b))
+}
+
+// Match decides whether the confirmation allows executing cur, the plan
+// computed again just now. It returns nil when it does, and otherwise a
+// *cmdutil.ConfirmationError (exit status 4) saying why not:
+//   - a plan whose plan_id does not match its own content was modified
+//     after it was made (confirmation_required);
+//   - a plan for another store, scope, name or selector
+//     (confirmation_required);
+//   - a plan, or a plan_id, that differs from cur: versions were added or
+//     removed since (stale_confirmation).
+func (c Confirmation) Match(cur Plan) error {
+	if c.Plan == nil {
+		if c.PlanID == cur.PlanID {
+			return nil
+		}
+		return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
+			"stale confirmation: plan_id %s does not match the current plan %s (versions were added or removed since the plan was made, or the id is for another plan); nothing was deleted",
+			c.PlanID, cur.PlanID)}
+	}
+	p := c.Plan
+	id, err := p.PlanBody.ID()
+	if err != nil {
+		return err
+	}
+	if p.PlanID != id {
+		return &cmdutil.ConfirmationError{Msg: fmt.Sprintf(
+			"refused: the confirmed plan was modified after it was made (its plan_id %q does not match its content, which hashes to %s); make a new plan; nothing was deleted",
+			p.PlanID, id)}
+	}
+	if p.Action != cur.Action || p.Store != cur.Store || p.Scope != cur.Scope || p.Name != cur.Name || p.Selector != cur.Selector {
+		return &cmdutil.ConfirmationError{Msg: fmt.Sprintf(
+			"refused: the confirmed plan is for %s %q in %s of %s by %s, not for this command (%s %q in %s of %s by %s); nothing was deleted",
+			p.Action, p.Name, describeScope(p.Scope), p.Store, p.Selector,
+			cur.Action, cur.Name, describeScope(cur.Scope), cur.Store, cur.Selector)}
+	}
+	if p.PlanID != cur.PlanID {
+		return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
+			"stale confirmation: the versions changed since the plan was made (%s); nothing was deleted",
+			diffVersions(p.Versions, cur.Versions))}
+	}
+	return nil
+}
+
+// describeScope formats a JSON scope like artifacts.Scope.String.
+func describeScope(s Scope) string {
+	return artifacts.Scope{Kind: artifacts.Kind(s.Kind), App: s.App, User: s.User, Session: s.Session}.String()
+}
+
+// diffVersions describes how the versions of two plans differ.
+func diffVersions(old, cur []PlanVersion) string {
+	in := func(vs []PlanVersion, v PlanVersion) bool {
+		for _, w := range vs {
+			if w == v {
+				return true
+			}
+		}
+		return false
+	}
+	var gone, added []string
+	for _, v := range old {
+		if !in(cur, v) {
+			gone = append(gone, "v"+strconv.FormatInt(v.Version, 10))
+		}
+	}
+	for _, v := range cur {
+		if !in(old, v) {
+			added = append(added, "v"+strconv.FormatInt(v.Version, 10))
+		}
+	}
+	var parts []string
+	if len(gone) > 0 {
+		parts = append(parts, "planned but gone or changed: "+strings.Join(gone, " "))
+	}
+	if len(added) > 0 {
+		parts = append(parts, "now targeted but not planned: "+strings.Join(added, " "))
+	}
+	if len(parts) == 0 {
+		return "same versions in another order"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -23,3 +23,16 @@ func ProcessGone(pid int) bool {
 
 // Rename renames oldpath to newpath.
 func Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+// LockShared does nothing where flock does not exist: workspaces and
+// sweeps on such systems must not share a scratch root with live sessions.
+func LockShared(f *os.File) error { return nil }
+
+// TryLockExclusive always succeeds where flock does not exist.
+func TryLockExclusive(f *os.File) (held bool, err error) { return true, nil }
+
+// Inode returns 0: the inode number is not known here.
+func Inode(fi os.FileInfo) uint64 { return 0 }
+
+// Device returns 0: the device number is not known here.
+func Device(fi os.FileInfo) uint64 { return 0 }

@@ -4,6 +4,7 @@ package osutil
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -22,3 +23,40 @@ func ProcessGone(pid int) bool {
 // Rename renames oldpath to newpath with rename(2), which also replaces an
 // empty directory at newpath (os.Rename refuses to).
 func Rename(oldpath, newpath string) error { return syscall.Rename(oldpath, newpath) }
+
+// LockShared takes a shared advisory lock (flock) on f, waiting for an
+// exclusive holder to let go. Closing f releases it.
+func LockShared(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// TryLockExclusive takes an exclusive advisory lock (flock) on f without
+// waiting; held is false when another open file holds a lock on it.
+func TryLockExclusive(f *os.File) (held bool, err error) {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Inode returns the inode number of fi, 0 where it is not known.
+func Inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
+
+// Device returns the device number of fi, 0 where it is not known.
+func Device(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev)
+	}
+	return 0
+}

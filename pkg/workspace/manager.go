@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"github.com/agentstore/agentstore/internal/osutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -185,6 +186,11 @@ func (w *Workspace) use() (*os.Root, func(), error) {
 		w.mu.RUnlock()
 		return nil, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "workspace", nil, "workspace is closed").With(w.scope, "", 0)
 	}
+	held, err := w.holdDir()
+	if err != nil {
+		w.mu.RUnlock()
+		return nil, nil, err
+	}
 	now := w.m.opts.Now()
 	w.stmu.Lock()
 	if now.Sub(w.lastTouch) >= touchEvery {
@@ -196,7 +202,43 @@ func (w *Workspace) use() (*os.Root, func(), error) {
 		}
 	}
 	w.stmu.Unlock()
-	return w.root, w.mu.RUnlock, nil
+	return w.root, func() { held.Close(); w.mu.RUnlock() }, nil
+}
+
+// sameDir reports whether the directory w holds is still the one at its
+// name.
+func (w *Workspace) sameDir() bool {
+	held, err1 := w.root.Stat(".")
+	named, err2 := w.m.root.Lstat(w.dir)
+	return err1 == nil && err2 == nil && os.SameFile(held, named)
+}
+
+// holdDir takes a shared advisory lock on the workspace directory for the
+// length of one confined call. A sweep takes it exclusively (without
+// waiting) before it snapshots and removes a directory, so it never removes
+// one under a call, and a call that waited for a sweep to finish finds out
+// here: the directory at the workspace's name is no longer the one it
+// holds. Such a call fails with CodeConflict and changes nothing; opening
+// the workspace again (Manager.Open, which returns the same Workspace) sets
+// it up anew from the sweep's snapshot, so every write that succeeded
+// before the sweep is there.
+func (w *Workspace) holdDir() (*os.File, error) {
+	const op = "workspace"
+	f, err := w.root.Open(".")
+	if err != nil {
+		return nil, osError(op, &w.scope, w.dir, err)
+	}
+	if err := osutil.LockShared(f); err != nil {
+		f.Close()
+		return nil, osError(op, &w.scope, w.dir, err)
+	}
+	held, err1 := f.Stat()
+	named, err2 := w.m.root.Lstat(w.dir)
+	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+		f.Close()
+		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "the workspace directory was swept or replaced; open the workspace again").With(w.scope, "", 0)
+	}
+	return f, nil
 }
 
 // ready reports whether the workspace is set up and not closed.
@@ -276,7 +318,13 @@ func (m *Manager) workspace(ctx context.Context, scope artifacts.Scope, create b
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "the manager is closed")
 	}
 	if w.root != nil {
-		return w, nil
+		if w.sameDir() {
+			return w, nil
+		}
+		// A sweep removed (or someone replaced) the directory since it was
+		// set up: set it up again, hydrating the latest snapshot.
+		w.root.Close()
+		w.root = nil
 	}
 	if err := w.setUp(ctx, create); err != nil {
 		if w.root == nil {

@@ -105,8 +105,18 @@ func TestRaceExtractSymlinkSwap(t *testing.T) {
 			// Build the target elsewhere: the swapper is watching parent.
 			staging := filepath.Join(t.TempDir(), "ws")
 			mustWrite(t, filepath.Join(staging, "keepdir", "k.txt"), "kept\n", 0o644)
-			os.RemoveAll(target)
-			if err := os.Rename(staging, target); err != nil {
+			// The swapper may be moving directories of the old target
+			// back into place while it is removed: retry until the
+			// rename lands.
+			var err error
+			for range 100 {
+				os.RemoveAll(target)
+				if err = os.Rename(staging, target); err == nil {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,0 +1,744 @@
+// Package sweep removes idle per-session workspaces from a scratch root,
+// safely enough to run from cron over tens of thousands of them.
+//
+// A sweep plans, then executes. The plan reads every entry of the scratch
+// root through package workspace (Manager.Inspect): a directory whose index
+// decodes and hashes to its name, idle longer than Options.Idle (now minus
+// its last access; a last access in the future counts as now), is a
+// candidate; anything else is kept or skipped, and every entry is reported
+// with a reason. For each candidate the plan also takes a Fingerprint (the
+// index's last access, file count, bytes, newest modification time and a
+// hash of every entry).
+//
+// Executing removes a candidate only after its tree is safe in the store:
+//
+//  1. the directory is opened and locked (flock LOCK_EX|LOCK_NB on the
+//     directory; a session holding a shared lock keeps it), and its
+//     fingerprint must equal the plan's;
+//  2. Manager.Snapshot puts it as a new version of workspace.zip, which is
+//     then read back: Get of that version streamed through the store's
+//     verifying Reader to its end, and the zip's central directory must
+//     list exactly the files, sizes and directories of the tree;
+//  3. the fingerprint must not have changed during the snapshot;
+//  4. a marker (TombstonePrefix+DIR+"-"+TOKEN+MarkerSuffix) recording the
+//     scope and the verified version is written and fsynced;
+//  5. the directory is renamed to its tombstone (the same name without the
+//     suffix) and the scratch root fsynced;
+//  6. the tombstone is fingerprinted again: a writer holding the directory
+//     open writes into the tombstone, so any change since step 3 removes
+//     the marker and renames the tombstone back;
+//  7. the tombstone is emptied, its index last, and removed (a writer that
+//     shows up now is detected, see removeTree), then the marker.
+//
+// A sweep killed at any moment leaves every workspace either as its
+// directory or as a verified snapshot. The next sweep finishes a tombstone
+// whose marker records a verified version once it has checked that the
+// version still exists and verifies; a tombstone without such a marker is
+// renamed back when its name is free, and reported otherwise.
+//
+// Without a store, or with Options.Discard, candidates are removed without
+// a snapshot, and only under a confirmed Plan (like "artifacts delete").
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/agentstore/agentstore/internal/osutil"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace"
+)
+
+// Decision is what the sweep did, or would do, with an entry.
+type Decision string
+
+// The decisions of a sweep.
+const (
+	// Removed: the workspace is gone; its tree is in the store as the
+	// verified SnapshotVersion (or was discarded under a confirmed plan).
+	Removed Decision = "removed"
+	// WouldRemove: a dry run (or a discard awaiting confirmation) would
+	// remove it.
+	WouldRemove Decision = "would_remove"
+	// Kept: left alone for an ordinary reason (not idle enough, in use,
+	// --max-removals reached, a temporary entry).
+	Kept Decision = "kept"
+	// Skipped: left alone because it could not be swept safely: not a
+	// workspace (no index, a bad or forged index, not a directory), touched
+	// while being swept, or a store failure. Skipped entries make the
+	// command exit with status 3.
+	Skipped Decision = "skipped"
+)
+
+// Item is the sweep's report on one entry of the scratch root.
+type Item struct {
+	// Dir is the entry's name in the scratch root (a tombstone's name for
+	// what an interrupted sweep left).
+	Dir string
+	// Scope is the session scope, nil when the entry has no good index.
+	Scope *artifacts.Scope
+	// Decision and Reason say what was done and why.
+	Decision Decision
+	Reason   string
+	// SnapshotVersion is the verified snapshot of a removed workspace, or
+	// the version a dry run expects to make (about: another writer could
+	// take it first); 0 when none.
+	SnapshotVersion int64
+	// Bytes and Files measure the tree; LastAccess and Idle come from its
+	// index (or the entry's modification time when it has none).
+	Bytes      int64
+	Files      int
+	LastAccess time.Time
+	Idle       time.Duration
+}
+
+// Report is the outcome of a sweep.
+type Report struct {
+	// Scratch is the absolute scratch root.
+	Scratch string
+	// DryRun is true when nothing was changed on purpose (Options.DryRun).
+	DryRun bool
+	// Discard is true when candidates are removed without a snapshot.
+	Discard bool
+	// Items has one item per entry of the scratch root (the sweep's own
+	// lock and temporary files left out), sorted by Dir.
+	Items []Item
+	// Removed counts the entries removed (in a dry run: that would be).
+	Removed int
+	// Kept counts the entries left in place, the skipped ones included.
+	Kept int
+	// Skipped counts the entries that could not be swept safely.
+	Skipped int
+	// BytesRemoved totals Bytes over the removed entries.
+	BytesRemoved int64
+	// Plan is the discard plan (Discard only).
+	Plan *Plan
+}
+
+// Problems returns the number of entries that could not be swept safely;
+// the command line exits with status 3 when it is not zero.
+func (r *Report) Problems() int { return r.Skipped }
+
+// Options configure a sweep.
+type Options struct {
+	// Scratch is the scratch root. Required.
+	Scratch string
+	// Store receives the snapshots; nil when none is configured (then only
+	// Discard can remove anything).
+	Store artifacts.Store
+	// Idle is the threshold: a workspace idle longer than this is removed.
+	Idle time.Duration
+	// DryRun plans and reports, changing nothing.
+	DryRun bool
+	// MaxRemovals stops after this many removals (0: no limit).
+	MaxRemovals int
+	// Discard removes candidates without a snapshot. It is implied when
+	// Store is nil, and it needs Confirm.
+	Discard bool
+	// Confirm is the confirmation of a discard plan; nil for none (a
+	// discard then returns its plan with a *ConfirmationError).
+	Confirm *Confirmation
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Workers is how many workspaces are planned and swept at once
+	// (default 4).
+	Workers int
+	// BeforeExecute, when set, runs after planning and before the first
+	// change (a lock refresh); its error stops the sweep.
+	BeforeExecute func() error
+	// Progress, when set, is called after each workspace is planned and
+	// after each is swept, with the phase ("plan" or "sweep") and counts.
+	Progress func(phase string, done, total int)
+
+	// hook, in tests, runs after each step of a removal; an error stops the
+	// removal on the spot, as a kill would.
+	hook func(step, dir string) error
+}
+
+type sweeper struct {
+	opts    Options
+	now     time.Time
+	scratch string
+	root    *os.Root
+	inspect *workspace.Manager // without a store: Inspect does no store lookups
+	snap    *workspace.Manager // with the store; nil without one
+}
+
+// entry is one planned entry.
+type entry struct {
+	item  Item
+	cand  bool
+	scope artifacts.Scope
+	fp    Fingerprint
+}
+
+// Run sweeps the scratch root: it recovers what an interrupted sweep left
+// (unless DryRun), plans, and removes the idle workspaces. The caller holds
+// the scratch root's lock (LockFile) unless DryRun. A discard without a
+// matching confirmation returns the report (with its Plan) and a
+// *ConfirmationError, having changed nothing.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.Idle < 0 {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "sweep", nil, "idle %s is negative", opts.Idle)
+	}
+	if opts.Store == nil {
+		opts.Discard = true
+	}
+	s := &sweeper{opts: opts, now: opts.Now()}
+	var err error
+	if s.inspect, err = workspace.New(workspace.Options{Scratch: opts.Scratch, Now: func() time.Time { return s.now }}); err != nil {
+		return nil, err
+	}
+	defer s.inspect.Close()
+	s.scratch = s.inspect.Scratch()
+	if opts.Store != nil && !opts.Discard {
+		if s.snap, err = workspace.New(workspace.Options{Scratch: opts.Scratch, Store: opts.Store, Now: opts.Now}); err != nil {
+			return nil, err
+		}
+		defer s.snap.Close()
+	}
+	if s.root, err = os.OpenRoot(s.scratch); err != nil {
+		return nil, artifacts.Errorf(artifacts.CodeIO, "sweep", err, "%s", s.scratch)
+	}
+	defer s.root.Close()
+
+	rep := &Report{Scratch: s.scratch, DryRun: opts.DryRun, Discard: opts.Discard}
+	names, err := listNames(s.root)
+	if err != nil {
+		return nil, artifacts.Errorf(artifacts.CodeIO, "sweep", err, "listing %s", s.scratch)
+	}
+	slices.Sort(names)
+
+	// Discard: the plan must be confirmed before anything changes.
+	var entries []*entry
+	if opts.Discard {
+		if entries, err = s.plan(ctx, names); err != nil {
+			return nil, err
+		}
+		plan, err := s.discardPlan(entries)
+		if err != nil {
+			return nil, err
+		}
+		rep.Plan = &plan
+		if !opts.DryRun {
+			var cerr error
+			if opts.Confirm == nil {
+				cerr = &ConfirmationError{Msg: fmt.Sprintf("confirmation required: nothing was removed; %d workspaces would be discarded without a snapshot; confirm plan %s", len(plan.Items), plan.PlanID)}
+			} else {
+				cerr = opts.Confirm.Match(plan)
+			}
+			if cerr != nil {
+				s.finishDry(ctx, rep, entries, nil)
+				return rep, cerr
+			}
+		}
+	}
+	if opts.DryRun {
+		recov := s.recover(ctx, names, true)
+		if entries == nil {
+			if entries, err = s.plan(ctx, names); err != nil {
+				return nil, err
+			}
+		}
+		s.finishDry(ctx, rep, entries, recov)
+		return rep, nil
+	}
+	if opts.BeforeExecute != nil {
+		if err := opts.BeforeExecute(); err != nil {
+			return nil, err
+		}
+	}
+	recov := s.recover(ctx, names, false)
+	if !opts.Discard {
+		// Recovery may have restored directories: list again.
+		if names, err = listNames(s.root); err != nil {
+			return nil, artifacts.Errorf(artifacts.CodeIO, "sweep", err, "listing %s", s.scratch)
+		}
+		slices.Sort(names)
+		if entries, err = s.plan(ctx, names); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.execute(ctx, entries); err != nil {
+		return nil, err
+	}
+	s.tally(rep, entries, recov)
+	return rep, nil
+}
+
+// own reports whether name is one of the sweep's own entries.
+func own(name string) bool {
+	return name == LockFile || strings.HasPrefix(name, TombstonePrefix) || strings.HasPrefix(name, tempPrefix)
+}
+
+// FormatIdle formats an idle time compactly: 45s, 12m30s, 5h3m0s, 3d4h.
+func FormatIdle(d time.Duration) string {
+	if d >= 48*time.Hour {
+		days := d / (24 * time.Hour)
+		return fmt.Sprintf("%dd%dh", days, (d-days*24*time.Hour)/time.Hour)
+	}
+	if d >= time.Hour {
+		return d.Truncate(time.Minute).String()
+	}
+	return d.Truncate(time.Second).String()
+}
+
+// plan inspects every entry (but the sweep's own) with opts.Workers
+// workers and returns them sorted by name.
+func (s *sweeper) plan(ctx context.Context, names []string) ([]*entry, error) {
+	var todo []string
+	for _, n := range names {
+		if !own(n) {
+			todo = append(todo, n)
+		}
+	}
+	out := make([]*entry, len(todo))
+	var mu sync.Mutex
+	done := 0
+	err := parallel(ctx, s.opts.Workers, len(todo), func(i int) {
+		out[i] = s.planOne(ctx, todo[i])
+		if s.opts.Progress != nil {
+			mu.Lock()
+			done++
+			s.opts.Progress("plan", done, len(todo))
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, e := range out {
+		if e != nil {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
+}
+
+// planOne inspects one entry; nil when it vanished meanwhile.
+func (s *sweeper) planOne(ctx context.Context, name string) *entry {
+	info, err := s.inspect.Inspect(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) || artifacts.IsNotFound(err) {
+		return nil
+	}
+	e := &entry{item: Item{Dir: name}}
+	it := &e.item
+	if err != nil {
+		it.Decision, it.Reason = Skipped, "cannot inspect: "+err.Error()
+		return e
+	}
+	it.Bytes, it.Files, it.LastAccess, it.Idle = info.Bytes, info.Files, info.LastAccess, info.Idle
+	if sc, ok := info.Scope(); ok {
+		it.Scope = &sc
+		e.scope = sc
+	}
+	switch {
+	case info.Temporary:
+		it.Decision, it.Reason = Kept, "temporary entry of the workspace manager (a hydration in progress, or left by a crash); left alone"
+		return e
+	case info.State == workspace.StateNoIndex:
+		it.Decision, it.Reason = Skipped, "no index record: not a workspace of this manager; never removed"
+		return e
+	case info.State == workspace.StateBadIndex:
+		it.Decision, it.Reason = Skipped, "bad index ("+info.Problem+"); never removed"
+		return e
+	case info.State != workspace.StateOK:
+		it.Decision, it.Reason = Skipped, "not a directory: "+info.Problem+"; never removed"
+		return e
+	}
+	if info.Idle <= s.opts.Idle {
+		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s", FormatIdle(info.Idle), s.opts.Idle)
+		return e
+	}
+	root, err := s.root.OpenRoot(name)
+	if err != nil {
+		it.Decision, it.Reason = Skipped, "cannot open: "+err.Error()
+		return e
+	}
+	defer root.Close()
+	fp, err := fingerprint(root, name, false)
+	if err != nil {
+		it.Decision, it.Reason = Skipped, "cannot measure: "+err.Error()
+		return e
+	}
+	e.fp = fp
+	it.Bytes, it.Files, it.LastAccess = fp.Bytes, fp.Files, fp.LastAccess.UTC()
+	it.Idle = max(s.now.Sub(fp.LastAccess), 0)
+	if it.Idle <= s.opts.Idle {
+		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s (touched while planning)", FormatIdle(it.Idle), s.opts.Idle)
+		return e
+	}
+	e.cand = true
+	return e
+}
+
+// parallel runs work(0..n-1) on up to workers goroutines, stopping early
+// when ctx is done.
+func parallel(ctx context.Context, workers, n int, work func(i int)) error {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, max(n, 1)) {
+		wg.Go(func() {
+			for i := range next {
+				work(i)
+			}
+		})
+	}
+	var err error
+	for i := range n {
+		if err = artifacts.CheckContext(ctx, "sweep"); err != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return err
+}
+
+// candidates returns the entries to remove, at most MaxRemovals when
+// counting is done at plan time (discard plans and dry runs).
+func (s *sweeper) candidates(entries []*entry, limit bool) []*entry {
+	var out []*entry
+	for _, e := range entries {
+		if !e.cand {
+			continue
+		}
+		if limit && s.opts.MaxRemovals > 0 && len(out) >= s.opts.MaxRemovals {
+			e.cand = false
+			e.item.Decision, e.item.Reason = Kept, fmt.Sprintf("idle for %s, but --max-removals %d reached", FormatIdle(e.item.Idle), s.opts.MaxRemovals)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (s *sweeper) discardPlan(entries []*entry) (Plan, error) {
+	body := PlanBody{Action: ActionDiscard, Scratch: s.scratch, Idle: s.opts.Idle.String(), Items: []PlanItem{}}
+	for _, e := range s.candidates(entries, true) {
+		body.Items = append(body.Items, PlanItem{
+			Dir: e.item.Dir, Scope: e.scope, Bytes: e.fp.Bytes, Files: e.fp.Files,
+			LastAccess:  e.fp.LastAccess.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+			Fingerprint: e.fp.Hex(),
+		})
+	}
+	return NewPlan(body)
+}
+
+// finishDry fills in the decisions of a dry run (or of a discard awaiting
+// confirmation) and the counters.
+func (s *sweeper) finishDry(ctx context.Context, rep *Report, entries []*entry, recov []Item) {
+	for _, e := range s.candidates(entries, true) {
+		it := &e.item
+		it.Decision = WouldRemove
+		base := fmt.Sprintf("idle for %s (last access %s)", FormatIdle(it.Idle), it.LastAccess.UTC().Format(time.RFC3339))
+		if s.opts.Discard {
+			id := ""
+			if rep.Plan != nil {
+				id = " " + rep.Plan.PlanID
+			}
+			it.Reason = base + "; would discard without a snapshot under plan" + id
+			continue
+		}
+		rec, err := s.opts.Store.Stat(ctx, e.scope, workspace.SnapshotName, 0)
+		switch {
+		case err == nil:
+			it.SnapshotVersion = rec.Version + 1
+		case artifacts.IsNotFound(err):
+			it.SnapshotVersion = 1
+		default:
+			it.Decision, it.Reason = Skipped, "store failure: cannot look up its snapshots: "+err.Error()
+			continue
+		}
+		it.Reason = fmt.Sprintf("%s; would snapshot as about version %d, verify it, then remove", base, it.SnapshotVersion)
+	}
+	s.tally(rep, entries, recov)
+}
+
+// tally sorts the items into the report and counts them.
+func (s *sweeper) tally(rep *Report, entries []*entry, recov []Item) {
+	rep.Items = make([]Item, 0, len(entries)+len(recov))
+	for _, e := range entries {
+		rep.Items = append(rep.Items, e.item)
+	}
+	rep.Items = append(rep.Items, recov...)
+	slices.SortFunc(rep.Items, func(a, b Item) int { return strings.Compare(a.Dir, b.Dir) })
+	for _, it := range rep.Items {
+		switch it.Decision {
+		case Removed, WouldRemove:
+			rep.Removed++
+			rep.BytesRemoved += it.Bytes
+		case Skipped:
+			rep.Skipped++
+			rep.Kept++
+		default:
+			rep.Kept++
+		}
+	}
+}
+
+// execute removes the candidates, at most MaxRemovals of them (a failed
+// removal makes room for the next candidate).
+func (s *sweeper) execute(ctx context.Context, entries []*entry) error {
+	cands := s.candidates(entries, s.opts.Discard)
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		next     int
+		removed  int
+		inflight int
+		swept    int
+	)
+	limit := s.opts.MaxRemovals
+	if s.opts.Discard {
+		limit = 0 // the plan already holds at most MaxRemovals
+	}
+	take := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			if next >= len(cands) || ctx.Err() != nil {
+				return -1
+			}
+			if limit > 0 && removed+inflight >= limit {
+				if removed >= limit {
+					return -1
+				}
+				cond.Wait()
+				continue
+			}
+			next++
+			inflight++
+			return next - 1
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(s.opts.Workers, max(len(cands), 1)) {
+		wg.Go(func() {
+			for {
+				i := take()
+				if i < 0 {
+					return
+				}
+				e := cands[i]
+				s.removeOne(ctx, e)
+				mu.Lock()
+				inflight--
+				swept++
+				if e.item.Decision == Removed {
+					removed++
+				}
+				if s.opts.Progress != nil {
+					s.opts.Progress("sweep", swept, len(cands))
+				}
+				cond.Broadcast()
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, e := range cands[next:] {
+		it := &e.item
+		if ctx.Err() != nil {
+			it.Decision, it.Reason = Kept, "idle, but the sweep was interrupted: "+context.Cause(ctx).Error()
+			continue
+		}
+		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, but --max-removals %d reached", FormatIdle(it.Idle), s.opts.MaxRemovals)
+	}
+	return artifacts.CheckContext(ctx, "sweep")
+}
+
+// errHook stops a removal in tests.
+var errHook = errors.New("stopped by the test hook")
+
+func (s *sweeper) step(name, dir string) bool {
+	return s.opts.hook != nil && s.opts.hook(name, dir) != nil
+}
+
+// stillThere reports whether name in the scratch root is the directory fp
+// describes.
+func (s *sweeper) stillThere(name string, fp Fingerprint) bool {
+	fi, err := s.root.Lstat(name)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	return osutil.Device(fi) == fp.Dev && osutil.Inode(fi) == fp.Ino
+}
+
+// removeOne removes one candidate following the package's protocol and
+// sets its item's decision.
+func (s *sweeper) removeOne(ctx context.Context, e *entry) {
+	it := &e.item
+	dir := it.Dir
+	idle := fmt.Sprintf("idle for %s", FormatIdle(it.Idle))
+	skip := func(format string, args ...any) {
+		it.Decision, it.Reason = Skipped, fmt.Sprintf(format, args...)
+	}
+	if err := artifacts.CheckContext(ctx, "sweep"); err != nil {
+		it.Decision, it.Reason = Kept, "idle, but the sweep was interrupted: "+err.Error()
+		return
+	}
+	root, err := s.root.OpenRoot(dir)
+	if err != nil {
+		skip("cannot open: %v", err)
+		return
+	}
+	defer root.Close()
+	lk, err := root.Open(".")
+	if err != nil {
+		skip("cannot open: %v", err)
+		return
+	}
+	defer lk.Close()
+	if held, err := osutil.TryLockExclusive(lk); err != nil {
+		skip("cannot lock: %v", err)
+		return
+	} else if !held {
+		it.Decision, it.Reason = Kept, idle+", but a live session holds its lock"
+		return
+	}
+	fp1, err := fingerprint(root, dir, true)
+	if err != nil {
+		skip("cannot measure: %v", err)
+		return
+	}
+	if !fp1.Same(e.fp) || !s.stillThere(dir, fp1) {
+		skip("touched since the plan (%s); not removed this run", describeChange(e.fp, fp1))
+		return
+	}
+	if s.step("fingerprinted", dir) {
+		return
+	}
+	m := marker{Dir: dir, Scope: e.scope, Created: s.opts.Now().UTC(),
+		SnapFiles: fp1.SnapFiles, SnapDirs: fp1.SnapDirs, SnapBytes: fp1.SnapBytes, SnapList: fmt.Sprintf("%x", fp1.SnapList), SnapContent: fmt.Sprintf("%x", fp1.Content)}
+	fp2 := fp1
+	if s.opts.Discard {
+		m.Mode = modeDiscard
+		if s.opts.Confirm != nil {
+			m.PlanID = s.opts.Confirm.PlanID
+		}
+	} else {
+		res, err := s.snap.Snapshot(ctx, e.scope, workspace.SnapshotOptions{})
+		if err != nil {
+			if now, ferr := fingerprint(root, dir, true); ferr == nil && !now.SameContent(fp1) {
+				skip("touched during the snapshot (%s); not removed this run", describeChange(fp1, now))
+				return
+			}
+			skip("store failure: snapshot: %v; kept", err)
+			return
+		}
+		it.SnapshotVersion = res.Version
+		if s.step("snapshotted", dir) {
+			return
+		}
+		rec, err := verify(ctx, s.opts.Store, s.root, e.scope, res.Version, res.Record.Digest, summaryOf(fp1))
+		if err != nil {
+			if now, ferr := fingerprint(root, dir, true); ferr == nil && !now.SameContent(fp1) {
+				skip("touched during the snapshot (%s); not removed this run (v%d stays in the store)", describeChange(fp1, now), res.Version)
+				return
+			}
+			skip("store failure: snapshot v%d does not verify: %v; kept", res.Version, err)
+			return
+		}
+		if s.step("verified", dir) {
+			return
+		}
+		if fp2, err = fingerprint(root, dir, true); err != nil {
+			skip("cannot measure: %v", err)
+			return
+		}
+		if !fp2.SameContent(fp1) || !s.stillThere(dir, fp1) {
+			skip("touched during the snapshot (%s); not removed this run (v%d stays in the store)", describeChange(fp1, fp2), res.Version)
+			return
+		}
+		m.Mode, m.Version, m.Digest, m.Size = modeSnapshot, rec.Version, rec.Digest, rec.Size
+	}
+	tomb := TombstonePrefix + dir + "-" + token()
+	mark := tomb + MarkerSuffix
+	if err := writeMarker(s.root, mark, m); err != nil {
+		skip("cannot write the marker %s: %v; kept", mark, err)
+		return
+	}
+	if s.step("marked", dir) {
+		return
+	}
+	if err := s.root.Rename(dir, tomb); err != nil {
+		_ = removeMarker(s.root, mark)
+		skip("cannot rename to %s: %v; kept", tomb, err)
+		return
+	}
+	if err := syncRoot(s.root); err != nil {
+		skip("cannot sync the scratch root after renaming to %s: %v; the next sweep finishes it", tomb, err)
+		return
+	}
+	if s.step("renamed", dir) {
+		return
+	}
+	fp3, err := fingerprint(root, dir, true)
+	if err == nil && (!fp3.Same(fp2) || !s.stillThere(tomb, fp2)) {
+		err = errors.New(describeChange(fp2, fp3))
+	}
+	if err != nil {
+		// A writer holding the directory open wrote into the tombstone.
+		it.Decision, it.Reason = Skipped, s.restore(tomb, mark, dir, "touched during the sweep ("+err.Error()+")")
+		return
+	}
+	if s.step("checked", dir) {
+		return
+	}
+	if err := removeTree(s.root, root, tomb, fp3); err != nil {
+		// Whatever went wrong, a writer may be behind it: never let a
+		// later sweep finish this tombstone blindly.
+		if !errors.Is(err, errConflict) {
+			err = fmt.Errorf("%w? removing failed: %v", errConflict, err)
+		}
+		m.Mode, m.Reason = modeConflict, err.Error()
+		_ = writeMarker(s.root, mark, m)
+		skip("%v: the tombstone %s is kept for an operator (its tree as it was is snapshot v%d); the sweep will not touch it again", err, tomb, m.Version)
+		return
+	}
+	if s.step("emptied", dir) {
+		return
+	}
+	if err := removeMarker(s.root, mark); err != nil {
+		skip("removed, but the marker %s could not be removed: %v", mark, err)
+		return
+	}
+	it.Decision = Removed
+	if s.opts.Discard {
+		it.Reason = fmt.Sprintf("%s; discarded without a snapshot under plan %s", idle, m.PlanID)
+	} else {
+		it.Reason = fmt.Sprintf("%s; snapshot v%d verified (%d files, %d bytes), then removed", idle, m.Version, m.SnapFiles, m.SnapBytes)
+	}
+}
+
+// restore renames a tombstone back to dir after removing its marker, and
+// returns the reason to report.
+func (s *sweeper) restore(tomb, mark, dir, why string) string {
+	if err := removeMarker(s.root, mark); err != nil {
+		return fmt.Sprintf("%s; its marker %s could not be removed (%v): the tombstone %s is kept for an operator", why, mark, err, tomb)
+	}
+	if _, err := s.root.Lstat(dir); err == nil {
+		return fmt.Sprintf("%s; %s exists again, so the tombstone %s is kept: merge it by hand", why, dir, tomb)
+	}
+	if err := s.root.Rename(tomb, dir); err != nil {
+		return fmt.Sprintf("%s; renaming the tombstone %s back failed (%v): the next sweep restores it", why, tomb, err)
+	}
+	_ = syncRoot(s.root)
+	return why + "; restored, not removed this run"
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -59,7 +60,13 @@ func EncodeCompressed(v any) ([]byte, error) {
 	out.Grow(len(plain))
 	out.Write([]byte{tagVersion, tagCompressed, 0, 0, 0, 0})
 	binary.BigEndian.PutUint32(out.Bytes()[2:6], uint32(len(plain)-1))
-	zw := zlib.NewWriter(&out)
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	if zw == nil {
+		zw = zlib.NewWriter(&out)
+	} else {
+		zw.Reset(&out)
+	}
+	defer zlibWriters.Put(zw)
 	if _, err := zw.Write(plain[1:]); err != nil {
 		return nil, err
 	}
@@ -73,6 +80,10 @@ func EncodeCompressed(v any) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// zlibWriters keeps compressors for reuse: setting one up allocates and
+// clears far more memory than a record takes.
+var zlibWriters sync.Pool
 
 type encoder struct {
 	buf []byte

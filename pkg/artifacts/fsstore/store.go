@@ -234,20 +234,24 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, err
 	}
-	if err := s.ensureScopes(); err != nil {
-		return artifacts.Record{}, err
-	}
 	scopeHash := scope.Hash()
-	cap2 := s.opts.MaxScanEntries / 2
-	if err := ensureSlotted(s.scopes, scopeHash, ScopeSlotPrefix, cap2, artifacts.CodeScopeCapacity, NamesDir); err != nil {
-		return artifacts.Record{}, err
-	}
 	namesDir := filepath.Join(s.scopes, scopeHash, NamesDir)
 	nameHash := artifacts.NameHash(name)
-	if err := ensureSlotted(namesDir, nameHash, NameSlotPrefix, cap2, artifacts.CodeNameCapacity, ""); err != nil {
-		return artifacts.Record{}, err
-	}
 	dir := filepath.Join(namesDir, nameHash)
+	// The common case, a name that exists: three checks that no directory
+	// on the way is a symbolic link, and nothing to create.
+	if !realDirs(filepath.Dir(namesDir), namesDir, dir) {
+		if err := s.ensureScopes(); err != nil {
+			return artifacts.Record{}, err
+		}
+		cap2 := s.opts.MaxScanEntries / 2
+		if err := ensureSlotted(s.scopes, scopeHash, ScopeSlotPrefix, cap2, artifacts.CodeScopeCapacity, NamesDir); err != nil {
+			return artifacts.Record{}, err
+		}
+		if err := ensureSlotted(namesDir, nameHash, NameSlotPrefix, cap2, artifacts.CodeNameCapacity, ""); err != nil {
+			return artifacts.Record{}, err
+		}
+	}
 	version, err := s.reserve(dir)
 	if err != nil {
 		return artifacts.Record{}, err
@@ -258,6 +262,17 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 	}
 	err = s.stage(ctx, dir, &rec, r)
 	return rec, err
+}
+
+// realDirs reports whether every path is a directory, not a symbolic link.
+func realDirs(paths ...string) bool {
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // ensureScopes creates root/v1/scopes when missing, refusing symbolic links.
@@ -290,14 +305,16 @@ func (s *Store) ensureScopes() error {
 func ensureSlotted(parent, hash, prefix string, limit int, capCode artifacts.Code, sub string) error {
 	const op = "put"
 	dir := filepath.Join(parent, hash)
-	if err := checkDir(op, dir, true); err != nil {
-		return err
-	}
-	if _, err := os.Lstat(dir); err == nil {
-		if sub != "" {
-			return ensureSub(dir, sub)
-		}
+	fi, err := os.Lstat(dir)
+	switch {
+	case err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()):
+		return checkDir(op, dir, false) // says what it is
+	case err == nil && sub != "":
+		return ensureSub(dir, sub)
+	case err == nil:
 		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return ioErr(op, err)
 	}
 	{
 		entries, err := os.ReadDir(parent)

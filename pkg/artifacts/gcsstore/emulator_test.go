@@ -2,6 +2,7 @@ package gcsstore_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -138,7 +139,7 @@ func readObject(tb testing.TB, s *gcsstore.Store, name string) []byte {
 func objectExists(tb testing.TB, s *gcsstore.Store, name string) bool {
 	tb.Helper()
 	_, err := s.Client().Bucket(s.Bucket()).Object(name).Attrs(context.Background())
-	if err == storage.ErrObjectNotExist {
+	if errors.Is(err, storage.ErrObjectNotExist) {
 		return false
 	}
 	if err != nil {

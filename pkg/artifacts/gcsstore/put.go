@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	mrand "math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -77,7 +78,7 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 	}
 	scopeHash, nameHash := scope.Hash(), artifacts.NameHash(name)
 	prefix := s.namePrefix(scopeHash, nameHash)
-	sc, err := s.scanName(ctx, prefix)
+	sc, err := s.scanForPut(ctx, prefix)
 	if err != nil {
 		return artifacts.Record{}, err
 	}
@@ -134,6 +135,47 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 	return artifacts.Record{}, err
 }
 
+// hint is what this Store last learnt of a name's reservations: the
+// version it reserved and the number of reservations up to it.
+type hint struct {
+	highest      int64
+	reservations int
+}
+
+// maxHints bounds the hint cache; it is emptied when full.
+const maxHints = 1 << 14
+
+func (s *Store) setHint(prefix string, h hint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.hints) >= maxHints {
+		clear(s.hints)
+	}
+	if h.highest > s.hints[prefix].highest {
+		s.hints[prefix] = h
+	}
+}
+
+// scanForPut learns a name's highest version and number of reservations.
+// It lists only the objects above the version this Store last reserved
+// for the name, if any: reservations are never removed, and writers
+// reserve numbers in order, so those below are known. (A writer filling a
+// gap below would go uncounted: the version ceiling is then exceeded by
+// that many.)
+func (s *Store) scanForPut(ctx context.Context, prefix string) (nameScan, error) {
+	s.mu.Lock()
+	h, ok := s.hints[prefix]
+	s.mu.Unlock()
+	sc, err := s.scanTail(ctx, prefix, h.highest)
+	if err != nil || !ok {
+		return sc, err
+	}
+	sc.objects++ // the hinted reservation
+	sc.reservations += h.reservations
+	sc.highest = max(sc.highest, h.highest)
+	return sc, nil
+}
+
 // checkCapacity is called for a name whose prefix holds no object: it
 // counts the scope's names and, for a new scope, the prefix's scopes.
 //
@@ -164,8 +206,10 @@ func (s *Store) checkCapacity(ctx context.Context, scopeHash string) error {
 }
 
 // reserve creates the empty .reserve of the next free version number.
-// After every fourth number taken by competitors it lists the name again
-// to jump to the current highest.
+// After a number is taken by a competitor it waits a random moment (up to
+// 20 ms) and tries the next; after every fourth it lists the name again to
+// jump to the current highest. Numbers are tried in order, so concurrent
+// puts leave no gaps.
 func (s *Store) reserve(ctx context.Context, prefix string, sc nameScan, tok string) (int64, error) {
 	const op = "put"
 	limit := s.opts.MaxScanEntries / 3
@@ -179,6 +223,7 @@ func (s *Store) reserve(ctx context.Context, prefix string, sc nameScan, tok str
 		}
 		_, err := s.createSmall(ctx, prefix+VersionObject(n, SuffixReserve), nil, "application/octet-stream", tok)
 		if err == nil {
+			s.setHint(prefix, hint{highest: n, reservations: count + 1})
 			return n, nil
 		}
 		if !errors.Is(err, errTaken) {
@@ -186,8 +231,13 @@ func (s *Store) reserve(ctx context.Context, prefix string, sc nameScan, tok str
 		}
 		count++
 		n++
+		// Writers that collided tend to collide again in lockstep: wait a
+		// random moment, growing with the losses, to fall out of step.
+		if err := sleep(ctx, time.Duration(mrand.Int64N(int64(min(attempt, 10))*int64(2*time.Millisecond)))); err != nil {
+			return 0, err
+		}
 		if attempt%4 == 0 {
-			again, err := s.scanName(ctx, prefix)
+			again, err := s.scanForPut(ctx, prefix)
 			if err != nil {
 				return 0, err
 			}

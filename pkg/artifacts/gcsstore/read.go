@@ -2,6 +2,7 @@ package gcsstore
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -37,8 +38,17 @@ type nameScan struct {
 
 // scanName lists the objects of a name prefix, never their contents.
 func (s *Store) scanName(ctx context.Context, prefix string) (nameScan, error) {
+	return s.scanTail(ctx, prefix, 0)
+}
+
+// scanTail lists the objects of a name prefix for versions above after
+// (object names sort by version: the version is zero-padded).
+func (s *Store) scanTail(ctx context.Context, prefix string, after int64) (nameScan, error) {
 	sc := nameScan{prefix: prefix, meta: map[int64]object{}, data: map[int64]object{}}
 	q := &storage.Query{Prefix: prefix, Delimiter: "/"}
+	if after > 0 {
+		q.StartOffset = prefix + fmt.Sprintf("v-%0*d", VersionDigits, after+1)
+	}
 	if err := q.SetAttrSelection(listAttrs); err != nil {
 		return sc, err
 	}
@@ -611,7 +621,7 @@ func (s *Store) delete(ctx context.Context, op string, scope artifacts.Scope, na
 	}
 	for i, rec := range recs {
 		n := rec.Version
-		err := s.obj(prefix+VersionObject(n, SuffixMeta)).If(storage.Conditions{GenerationMatch: sc.meta[n].gen}).Delete(ctx)
+		err := s.obj(prefix + VersionObject(n, SuffixMeta)).If(storage.Conditions{GenerationMatch: sc.meta[n].gen}).Delete(ctx)
 		if isNotExist(err) || isPrecondition(err) {
 			continue // a concurrent delete won
 		}
@@ -619,7 +629,7 @@ func (s *Store) delete(ctx context.Context, op string, scope artifacts.Scope, na
 			return recs[:i], err
 		}
 		if d, ok := sc.data[n]; ok {
-			err := s.obj(prefix+VersionObject(n, SuffixData)).If(storage.Conditions{GenerationMatch: d.gen}).Delete(ctx)
+			err := s.obj(prefix + VersionObject(n, SuffixData)).If(storage.Conditions{GenerationMatch: d.gen}).Delete(ctx)
 			if err != nil && !isNotExist(err) && !isPrecondition(err) {
 				return recs[:i+1], err
 			}

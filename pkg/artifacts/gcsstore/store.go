@@ -52,7 +52,7 @@ const MaxRecordBytes = 16384
 
 // Defaults of Options.
 const (
-	DefaultMaxReserveAttempts = 32
+	DefaultMaxReserveAttempts = 100
 	DefaultChunkSize          = 8 << 20
 	DefaultMaxAttempts        = 5
 	DefaultRetryInitial       = 50 * time.Millisecond
@@ -80,7 +80,7 @@ type Options struct {
 	Now func() time.Time
 	// MaxReserveAttempts bounds how many version numbers one Put tries to
 	// reserve when competitors keep taking them (HTTP 412) before it fails
-	// with CodeConflict (default 32).
+	// with CodeConflict (default 100).
 	MaxReserveAttempts int
 	// ChunkSize is the upload chunk of payloads larger than 256 KiB: the
 	// memory one Put holds, and the unit the client retries (default 8 MiB,
@@ -116,6 +116,7 @@ type Store struct {
 
 	mu    sync.Mutex
 	names map[string]string // name prefix -> name (immutable)
+	hints map[string]hint   // name prefix -> last reservation made here
 }
 
 var (
@@ -185,7 +186,7 @@ func Open(ctx context.Context, client *storage.Client, bucket, prefix string, op
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
-	s := &Store{client: client, bucket: bucket, prefix: prefix, opts: opts, names: map[string]string{}}
+	s := &Store{client: client, bucket: bucket, prefix: prefix, opts: opts, names: map[string]string{}, hints: map[string]hint{}}
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	it := s.bkt().Objects(cctx, &storage.Query{Prefix: s.prefix + "/", Delimiter: "/"})
@@ -363,16 +364,4 @@ func isConnErr(err error) bool {
 		return true
 	}
 	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "connection reset")
-}
-
-// wrapper returns a function that classifies an error and names the
-// artifact it concerns.
-func wrapper(ctx context.Context, op string, scope artifacts.Scope, name string, version *int64) func(error) error {
-	return func(err error) error {
-		v := int64(0)
-		if version != nil {
-			v = *version
-		}
-		return classify(ctx, op, err, "").With(scope, name, v)
-	}
 }

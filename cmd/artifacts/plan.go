@@ -1,13 +1,10 @@
 package artifactscmd
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentstore/agentstore/internal/plan"
 	"io"
 	"strconv"
 	"strings"
@@ -66,23 +63,15 @@ func (b PlanBody) Canonical() ([]byte, error) {
 	if b.Versions == nil {
 		b.Versions = []PlanVersion{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return plan.Canonical(b)
 }
 
 // ID returns the body's plan_id: the lowercase hex SHA-256 of Canonical.
 func (b PlanBody) ID() (string, error) {
-	c, err := b.Canonical()
-	if err != nil {
-		return "", err
+	if b.Versions == nil {
+		b.Versions = []PlanVersion{}
 	}
-	sum := sha256.Sum256(c)
-	return hex.EncodeToString(sum[:]), nil
+	return plan.ID(b)
 }
 
 // NewPlan returns the plan of body with its plan_id filled in.
@@ -177,59 +166,33 @@ type Confirmation struct {
 	Plan *Plan
 }
 
-// isPlanID reports whether s has the form of a plan_id: 64 lowercase hex
-// characters.
-func isPlanID(s string) bool {
-	if len(s) != sha256.Size*2 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // ParseConfirmation parses a confirmation: a plan_id (64 lowercase hex
 // characters), or exactly one plan JSON object with no unknown field. A
 // value that is neither is a usage error (exit status 2). It does not check
 // the plan's integrity; Match does.
 func ParseConfirmation(s string) (Confirmation, error) {
-	t := strings.TrimSpace(s)
-	if isPlanID(t) {
-		return Confirmation{PlanID: t}, nil
+	return confirmation(plan.Parse[Plan](s, "delete plan"))
+}
+
+func confirmation(p *Plan, id string, err error) (Confirmation, error) {
+	if err != nil {
+		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: err}
 	}
-	bad := func(format string, args ...any) (Confirmation, error) {
-		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf(format, args...)}
+	if p != nil {
+		return Confirmation{PlanID: p.PlanID, Plan: p}, nil
 	}
-	if !strings.HasPrefix(t, "{") {
-		return bad("the confirmation is neither a plan_id (64 lowercase hex characters) nor a plan in JSON")
-	}
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.DisallowUnknownFields()
-	var p Plan
-	if err := dec.Decode(&p); err != nil {
-		return bad("the confirmation is not a delete plan: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return bad("the confirmation holds more than one JSON value")
-	}
-	return Confirmation{PlanID: p.PlanID, Plan: &p}, nil
+	return Confirmation{PlanID: id}, nil
 }
 
 // ReadConfirmation reads a plan from r (a --confirm-file), at most
 // MaxPlanBytes, and parses it with ParseConfirmation.
 func ReadConfirmation(r io.Reader) (Confirmation, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxPlanBytes+1))
-	if err != nil {
-		return Confirmation{}, err
+	p, id, err := plan.Read[Plan](r, MaxPlanBytes, "delete plan")
+	var pe *plan.ParseError
+	if err != nil && !errors.As(err, &pe) {
+		return Confirmation{}, err // reading failed
 	}
-	if len(b) > MaxPlanBytes {
-		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("the confirmation file is larger than %d bytes", MaxPlanBytes)}
-	}
-	return ParseConfirmation(string(b))
+	return confirmation(p, id, err)
 }
 
 // Match decides whether the confirmation allows executing cur, the plan

@@ -1,12 +1,9 @@
 package sweep
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentstore/agentstore/internal/plan"
 	"io"
 	"strings"
 
@@ -60,23 +57,15 @@ func (b PlanBody) Canonical() ([]byte, error) {
 	if b.Items == nil {
 		b.Items = []PlanItem{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return plan.Canonical(b)
 }
 
 // ID returns the body's plan_id.
 func (b PlanBody) ID() (string, error) {
-	c, err := b.Canonical()
-	if err != nil {
-		return "", err
+	if b.Items == nil {
+		b.Items = []PlanItem{}
 	}
-	sum := sha256.Sum256(c)
-	return hex.EncodeToString(sum[:]), nil
+	return plan.ID(b)
 }
 
 // NewPlan returns the plan of body with its plan_id filled in.
@@ -120,56 +109,32 @@ type Confirmation struct {
 	Plan *Plan
 }
 
-func isPlanID(s string) bool {
-	if len(s) != sha256.Size*2 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // ParseConfirmation parses a plan_id (64 lowercase hex characters) or
 // exactly one discard plan in JSON with no unknown field. Anything else
 // is an *artifacts.Error with CodeInvalidArgument.
 func ParseConfirmation(s string) (Confirmation, error) {
-	t := strings.TrimSpace(s)
-	if isPlanID(t) {
-		return Confirmation{PlanID: t}, nil
+	return confirmation(plan.Parse[Plan](s, "discard plan"))
+}
+
+func confirmation(p *Plan, id string, err error) (Confirmation, error) {
+	if err != nil {
+		return Confirmation{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "sweep confirm", err, "")
 	}
-	bad := func(format string, args ...any) (Confirmation, error) {
-		return Confirmation{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "sweep confirm", nil, format, args...)
+	if p != nil {
+		return Confirmation{PlanID: p.PlanID, Plan: p}, nil
 	}
-	if !strings.HasPrefix(t, "{") {
-		return bad("the confirmation is neither a plan_id (64 lowercase hex characters) nor a plan in JSON")
-	}
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.DisallowUnknownFields()
-	var p Plan
-	if err := dec.Decode(&p); err != nil {
-		return bad("the confirmation is not a discard plan: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return bad("the confirmation holds more than one JSON value")
-	}
-	return Confirmation{PlanID: p.PlanID, Plan: &p}, nil
+	return Confirmation{PlanID: id}, nil
 }
 
 // ReadConfirmation reads a plan of at most MaxPlanBytes from r and parses
 // it with ParseConfirmation.
 func ReadConfirmation(r io.Reader) (Confirmation, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxPlanBytes+1))
-	if err != nil {
-		return Confirmation{}, err
+	p, id, err := plan.Read[Plan](r, MaxPlanBytes, "discard plan")
+	var pe *plan.ParseError
+	if err != nil && !errors.As(err, &pe) {
+		return Confirmation{}, err // reading failed
 	}
-	if len(b) > MaxPlanBytes {
-		return Confirmation{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "sweep confirm", nil, "the confirmation is larger than %d bytes", MaxPlanBytes)
-	}
-	return ParseConfirmation(string(b))
+	return confirmation(p, id, err)
 }
 
 // Match decides whether the confirmation allows executing cur, the plan

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentstore/agentstore/internal/plan"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 

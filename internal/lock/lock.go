@@ -29,13 +29,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentstore/agentstore/internal/osutil"
 	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentstore/agentstore/internal/osutil"
 )
 
 // DefaultStaleAfter is how long a lock whose heartbeat stopped is respected
@@ -322,7 +323,7 @@ func (l *Lock) Release() error {
 	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return syncDir(filepath.Dir(l.path))
+	return osutil.SyncDir(filepath.Dir(l.path))
 }
 
 // current is a lock file as read.
@@ -403,7 +404,7 @@ func takeOver(path string, old current, b []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return osutil.SyncDir(filepath.Dir(path))
 }
 
 // createExclusive creates path with O_EXCL, writes b and syncs the file
@@ -424,17 +425,5 @@ func createExclusive(path string, b []byte) error {
 		os.Remove(path)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return osutil.SyncDir(filepath.Dir(path))
 }

@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
@@ -267,7 +268,7 @@ func execute(ctx context.Context, plan []*planned, rep *Report) error {
 	}
 	rep.Removed = int64(len(rep.RemovedItems))
 	for _, d := range dirty {
-		if err := syncDir(d); err != nil && firstErr == nil {
+		if err := osutil.SyncDir(d); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
@@ -583,18 +584,6 @@ func forEach[T any](ctx context.Context, workers int, items []T, fn func(T) erro
 		return first
 	}
 	return ctx.Err()
-}
-
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // DeleteCommand returns the agentstore command line that deletes one

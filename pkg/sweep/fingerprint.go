@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/agentstore/agentstore/internal/osutil"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
 

@@ -3,10 +3,10 @@ package sweep
 import (
 	"errors"
 	"fmt"
-	"github.com/agentstore/agentstore/internal/plan"
 	"io"
 	"strings"
 
+	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 

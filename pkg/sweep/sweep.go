@@ -44,7 +44,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentstore/agentstore/internal/osutil"
 	"io/fs"
 	"os"
 	"slices"
@@ -52,6 +51,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )

@@ -3,13 +3,13 @@ package workspace
 import (
 	"context"
 	"errors"
-	"github.com/agentstore/agentstore/internal/osutil"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/zipsafe"
 )

@@ -7,7 +7,6 @@ import (
 	"compress/flate"
 	"errors"
 	"fmt"
-	"github.com/agentstore/agentstore/internal/osutil"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -15,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentstore/agentstore/internal/osutil"
 )
 
 // ExtractOptions configures [Extract] and [ExtractFile].

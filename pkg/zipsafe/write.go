@@ -5,12 +5,13 @@ import (
 	"bufio"
 	"compress/flate"
 	"fmt"
-	"github.com/agentstore/agentstore/internal/osutil"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/agentstore/agentstore/internal/osutil"
 )
 
 // Compression levels for WriteOptions.Level besides the compress/flate levels.

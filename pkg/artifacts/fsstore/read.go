@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -568,14 +569,14 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 			return deleted, wrap(err)
 		}
 		deleted = append(deleted, rec)
-		if err := syncDir(dir); err != nil {
+		if err := osutil.SyncDir(dir); err != nil {
 			return deleted, wrap(err)
 		}
 		if err := os.Remove(filepath.Join(dir, VersionFile(rec.Version, "data"))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return deleted, wrap(err)
 		}
 	}
-	if err := syncDir(dir); err != nil {
+	if err := osutil.SyncDir(dir); err != nil {
 		return deleted, wrap(err)
 	}
 	if len(deleted) == 0 {

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -157,20 +158,6 @@ func ioErr(op string, err error) *artifacts.Error {
 	return artifacts.Errorf(artifacts.CodeIO, op, err, "")
 }
 
-// syncDir fsyncs a directory so that entries created, renamed or removed in
-// it survive a crash.
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // token returns 64 random hex characters for a staged file name.
 func token() string {
 	var b [32]byte
@@ -280,7 +267,7 @@ func (s *Store) ensureScopes() error {
 	v1 := filepath.Join(s.root, LayoutDir)
 	for _, d := range []string{v1, s.scopes} {
 		if err := os.Mkdir(d, 0o700); err == nil {
-			if err := syncDir(filepath.Dir(d)); err != nil {
+			if err := osutil.SyncDir(filepath.Dir(d)); err != nil {
 				return ioErr("put", err)
 			}
 		} else if !errors.Is(err, fs.ErrExist) {
@@ -358,7 +345,7 @@ func ensureSlotted(parent, hash, prefix string, limit int, capCode artifacts.Cod
 		if err := checkDir(op, dir, false); err != nil {
 			return err
 		}
-		if err := syncDir(parent); err != nil {
+		if err := osutil.SyncDir(parent); err != nil {
 			return ioErr(op, err)
 		}
 		if sub != "" {
@@ -385,7 +372,7 @@ func ownsOrphan(parent, hash, prefix string, used map[int]bool, dirs int) bool {
 func ensureSub(dir, sub string) error {
 	p := filepath.Join(dir, sub)
 	if err := os.Mkdir(p, 0o700); err == nil {
-		if err := syncDir(dir); err != nil {
+		if err := osutil.SyncDir(dir); err != nil {
 			return ioErr("put", err)
 		}
 	} else if !errors.Is(err, fs.ErrExist) {
@@ -463,7 +450,7 @@ func (s *Store) stage(ctx context.Context, dir string, rec *artifacts.Record, r 
 	if err := os.Rename(dataTmp, dataPath); err != nil {
 		return ioErr(op, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := osutil.SyncDir(dir); err != nil {
 		return ioErr(op, err)
 	}
 	rec.CreatedAt = s.opts.Now().UnixMilli()
@@ -489,7 +476,7 @@ func (s *Store) stage(ctx context.Context, dir string, rec *artifacts.Record, r 
 		return ioErr(op, err)
 	}
 	published = true
-	if err := syncDir(dir); err != nil {
+	if err := osutil.SyncDir(dir); err != nil {
 		return ioErr(op, err)
 	}
 	return nil

@@ -52,6 +52,13 @@ type ScopeLister interface {
 	ListScopes(ctx context.Context) ([]Scope, error)
 }
 
+// PayloadOpener is implemented by stores that can open the payload of a
+// record already read (by Walk, say) without reading the record again.
+// The Reader verifies the payload against rec exactly as Get's does.
+type PayloadOpener interface {
+	OpenPayload(ctx context.Context, rec Record) (*Reader, error)
+}
+
 // PutOptions are the optional parts of a Put.
 type PutOptions struct {
 	// MIMEType defaults to DefaultMIMEType.

@@ -208,7 +208,13 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 // readVerified reads one version to the end through the store's verified
 // reader and returns the bytes read.
 func readVerified(ctx context.Context, st artifacts.Store, j verifyJob) (int64, error) {
-	r, err := st.Get(ctx, j.scope, j.rec.Name, j.rec.Version)
+	var r *artifacts.Reader
+	var err error
+	if po, ok := st.(artifacts.PayloadOpener); ok {
+		r, err = po.OpenPayload(ctx, j.rec) // the walk read the record
+	} else {
+		r, err = st.Get(ctx, j.scope, j.rec.Name, j.rec.Version)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -156,6 +156,24 @@ func TestFixtureCorruptNeverYieldsBytes(t *testing.T) {
 			t.Errorf("%s range: got %v, want corrupt_artifact", name, err)
 		}
 	}
+	// OpenPayload, given the records, judges the same.
+	for _, name := range []string{"flipped.bin", "lost-data.bin"} {
+		rec, err := s.Stat(ctx, damaged, name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.OpenPayload(ctx, rec)
+		if err == nil {
+			b, rerr := io.ReadAll(r)
+			if len(b) != 0 {
+				t.Errorf("%s OpenPayload: got %d bytes", name, len(b))
+			}
+			err = rerr
+		}
+		if artifacts.CodeOf(err) != artifacts.CodeCorrupt {
+			t.Errorf("%s OpenPayload: got %v, want corrupt_artifact", name, err)
+		}
+	}
 	// ok.bin v2 is intact.
 	r, err := s.Get(ctx, damaged, "ok.bin", 0)
 	if err != nil {

@@ -191,20 +191,41 @@ func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string
 	if err != nil {
 		return nil, err
 	}
+	return openData(op, dir, rec, offset, length)
+}
+
+// OpenPayload opens, for verified reading, the payload of a record already
+// read by Walk or a listing; the record is not read again.
+func (s *Store) OpenPayload(ctx context.Context, rec artifacts.Record) (*artifacts.Reader, error) {
+	const op = "get"
+	if err := artifacts.CheckContext(ctx, op); err != nil {
+		return nil, err
+	}
+	dir, err := s.nameDir(op, rec.Scope, rec.Name)
+	if err != nil {
+		return nil, err
+	}
+	return openData(op, dir, rec, 0, -1)
+}
+
+// openData opens the payload of rec in its name directory dir, checks its
+// size against the record before it yields a byte, and wraps it in a
+// verifying Reader.
+func openData(op, dir string, rec artifacts.Record, offset, length int64) (*artifacts.Reader, error) {
 	corrupt := func(cause error, format string, args ...any) error {
-		return artifacts.Errorf(artifacts.CodeCorrupt, op, cause, format, args...).With(scope, name, rec.Version)
+		return artifacts.Errorf(artifacts.CodeCorrupt, op, cause, format, args...).With(rec.Scope, rec.Name, rec.Version)
 	}
 	f, err := os.Open(filepath.Join(dir, VersionFile(rec.Version, "data")))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, corrupt(nil, "payload is missing")
 	}
 	if err != nil {
-		return nil, ioErr(op, err).With(scope, name, rec.Version)
+		return nil, ioErr(op, err).With(rec.Scope, rec.Name, rec.Version)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, ioErr(op, err).With(scope, name, rec.Version)
+		return nil, ioErr(op, err).With(rec.Scope, rec.Name, rec.Version)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()

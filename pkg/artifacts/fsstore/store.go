@@ -56,9 +56,10 @@ type Store struct {
 }
 
 var (
-	_ artifacts.Store       = (*Store)(nil)
-	_ artifacts.ScopeLister = (*Store)(nil)
-	_ artifacts.Walker      = (*Store)(nil)
+	_ artifacts.Store         = (*Store)(nil)
+	_ artifacts.ScopeLister   = (*Store)(nil)
+	_ artifacts.Walker        = (*Store)(nil)
+	_ artifacts.PayloadOpener = (*Store)(nil)
 )
 
 // Open returns a Store for root, which must be an existing real directory

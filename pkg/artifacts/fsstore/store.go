@@ -51,8 +51,9 @@ type Store struct {
 	scopes string // root/v1/scopes
 	opts   Options
 
-	mu   sync.Mutex
-	dirs map[string]dirState // name directory path -> what listing it told
+	mu    sync.Mutex
+	dirs  map[string]dirState       // name directory path -> what listing it told
+	slots map[string]map[int]string // slot directory -> K -> the hash its slot file holds
 }
 
 var (
@@ -85,7 +86,7 @@ func Open(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "open", err, "store root %q", root)
 	}
-	s := &Store{root: abs, scopes: filepath.Join(abs, LayoutDir, ScopesDir), opts: opts, dirs: map[string]dirState{}}
+	s := &Store{root: abs, scopes: filepath.Join(abs, LayoutDir, ScopesDir), opts: opts, dirs: map[string]dirState{}, slots: map[string]map[int]string{}}
 	if err := checkDir("open", abs, false); err != nil {
 		return nil, err
 	}
@@ -233,10 +234,10 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 			return artifacts.Record{}, err
 		}
 		cap2 := s.opts.MaxScanEntries / 2
-		if err := ensureSlotted(s.scopes, scopeHash, ScopeSlotPrefix, cap2, artifacts.CodeScopeCapacity, NamesDir); err != nil {
+		if err := s.ensureSlotted(s.scopes, scopeHash, ScopeSlotPrefix, cap2, artifacts.CodeScopeCapacity, NamesDir); err != nil {
 			return artifacts.Record{}, err
 		}
-		if err := ensureSlotted(namesDir, nameHash, NameSlotPrefix, cap2, artifacts.CodeNameCapacity, ""); err != nil {
+		if err := s.ensureSlotted(namesDir, nameHash, NameSlotPrefix, cap2, artifacts.CodeNameCapacity, ""); err != nil {
 			return artifacts.Record{}, err
 		}
 	}
@@ -290,7 +291,7 @@ func (s *Store) ensureScopes() error {
 // orphan; a later put of the same hash reuses it instead of taking another.
 // Orphans exist only when slots outnumber directories, so slot contents are
 // read only then.
-func ensureSlotted(parent, hash, prefix string, limit int, capCode artifacts.Code, sub string) error {
+func (s *Store) ensureSlotted(parent, hash, prefix string, limit int, capCode artifacts.Code, sub string) error {
 	const op = "put"
 	dir := filepath.Join(parent, hash)
 	fi, err := os.Lstat(dir)
@@ -318,7 +319,7 @@ func ensureSlotted(parent, hash, prefix string, limit int, capCode artifacts.Cod
 				dirs++
 			}
 		}
-		claimed := ownsOrphan(parent, hash, prefix, used, dirs)
+		claimed := s.ownsOrphan(parent, hash, prefix, used, dirs)
 		if dirs >= limit && !claimed {
 			return artifacts.Errorf(capCode, op, nil, "%d of %d slots used in %s", dirs, limit, parent)
 		}
@@ -356,18 +357,46 @@ func ensureSlotted(parent, hash, prefix string, limit int, capCode artifacts.Cod
 	}
 }
 
-// ownsOrphan reports whether a slot in parent already holds hash.
-func ownsOrphan(parent, hash, prefix string, used map[int]bool, dirs int) bool {
+// ownsOrphan reports whether a slot in parent already holds hash. Slot
+// files never change once written and are never removed, so each is read
+// at most once per Store: a crash that leaves an orphan slot costs the
+// next new name one read of every slot, not every new name after it.
+func (s *Store) ownsOrphan(parent, hash, prefix string, used map[int]bool, dirs int) bool {
 	if len(used) <= dirs {
 		return false
 	}
+	s.mu.Lock()
+	known := s.slots[parent]
+	if known == nil {
+		known = map[int]string{}
+		s.slots[parent] = known
+	}
+	var unread []int
 	for k := range used {
-		b, err := os.ReadFile(filepath.Join(parent, SlotFile(prefix, k)))
-		if err == nil && string(b) == hash {
-			return true
+		if h, ok := known[k]; ok {
+			if h == hash {
+				s.mu.Unlock()
+				return true
+			}
+		} else {
+			unread = append(unread, k)
 		}
 	}
-	return false
+	s.mu.Unlock()
+	found := false
+	for _, k := range unread {
+		b, err := os.ReadFile(filepath.Join(parent, SlotFile(prefix, k)))
+		if err != nil || !IsHash(string(b)) {
+			continue // being written: read it again next time
+		}
+		s.mu.Lock()
+		known[k] = string(b)
+		s.mu.Unlock()
+		if string(b) == hash {
+			found = true
+		}
+	}
+	return found
 }
 
 func ensureSub(dir, sub string) error {

@@ -105,4 +105,7 @@ require (
 	honnef.co/go/tools v0.8.2 // indirect
 )
 
-tool honnef.co/go/tools/cmd/staticcheck
+tool (
+	github.com/fsouza/fake-gcs-server
+	honnef.co/go/tools/cmd/staticcheck
+)

@@ -42,12 +42,18 @@ import (
 //	                                      set $VAR to the object name of version V's SUFFIX object (default prefix)
 //	gcs-put-artifact BUCKET APP USER SESSION NAME CONTENT
 //	                                      put a version through gcsstore ('' for absent parts)
+//	gcs-blackhole                         set STORAGE_EMULATOR_HOST to a loopback port that accepts
+//	                                      connections and never answers
+//	gcs-check-fixture BUCKET              check with agentstore, exactly, every version of every name
+//	                                      of the GCS fixture against what the Erlang library decoded
 func init() {
 	scriptCmds["gcs-emulator"] = cmdGCSEmulator
 	scriptCmds["gcs-objects"] = cmdGCSObjects
 	scriptCmds["gcs-put"] = cmdGCSPut
 	scriptCmds["gcs-object"] = cmdGCSObject
 	scriptCmds["gcs-put-artifact"] = cmdGCSPutArtifact
+	scriptCmds["gcs-blackhole"] = cmdGCSBlackhole
+	scriptCmds["gcs-check-fixture"] = cmdGCSCheckFixture
 	scriptSetups = append(scriptSetups, func(env *testscript.Env) error {
 		// A developer's emulator must not leak into the scripts.
 		env.Setenv("STORAGE_EMULATOR_HOST", "")
@@ -192,6 +198,12 @@ func cmdGCSEmulator(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Setenv("STORAGE_EMULATOR_HOST", e.host)
+	// Under -race every agentstore process (this test binary) sleeps a
+	// second at exit by default (GORACE atexit_sleep_ms=1000); these
+	// scripts run many short commands. Races are still reported.
+	if g := ts.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		ts.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
 	ts.Logf("fake-gcs-server at %s, bucket %s with %d objects", e.host, bucket, len(objects))
 }
 
@@ -370,4 +382,116 @@ func cmdGCSPutArtifact(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("gcs-put-artifact: %v", err)
 	}
 	ts.Logf("put %s %q v%d", rec.Scope, rec.Name, rec.Version)
+}
+
+func cmdGCSBlackhole(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "gcs-blackhole")
+	if len(args) != 0 {
+		ts.Fatalf("usage: gcs-blackhole")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never read or answered
+			mu.Unlock()
+		}
+	}()
+	ts.Defer(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	ts.Setenv("STORAGE_EMULATOR_HOST", l.Addr().String())
+}
+
+func cmdGCSCheckFixture(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "gcs-check-fixture")
+	if len(args) != 1 {
+		ts.Fatalf("usage: gcs-check-fixture BUCKET")
+	}
+	exp, err := testfixtures.ExpectedGCS()
+	ts.Check(err)
+	type key struct {
+		scope artifacts.Scope
+		name  string
+	}
+	byName := map[key][]testfixtures.Expected{}
+	var keys []key
+	for _, e := range exp {
+		k := key{artifacts.Scope{Kind: artifacts.Kind(e.Kind), App: e.App, User: e.User, Session: e.Session}, e.Name}
+		if byName[k] == nil {
+			keys = append(keys, k)
+		}
+		byName[k] = append(byName[k], e)
+	}
+	if len(keys) != 4 || len(exp) != 34 {
+		ts.Fatalf("gcs-check-fixture: the fixture has %d names and %d versions, want 4 and 34", len(keys), len(exp))
+	}
+	store := "gs://" + args[0]
+	scopes := map[artifacts.Scope][]string{}
+	for _, k := range keys {
+		es := byName[k]
+		slices.SortFunc(es, func(a, b testfixtures.Expected) int { return int(a.Version - b.Version) })
+		scopes[k.scope] = append(scopes[k.scope], k.name)
+
+		ts.Check(ts.Exec("agentstore", append([]string{"artifacts", "versions", "--store", store, "--name", k.name, "--all", "-o", "json"}, scopeFlags(k.scope)...)...))
+		var got versionsJSON
+		dec := json.NewDecoder(strings.NewReader(ts.ReadFile("stdout")))
+		dec.DisallowUnknownFields()
+		ts.Check(dec.Decode(&got))
+		if got.Name != k.name || fmt.Sprint(got.Scope) != fmt.Sprint(wantScopeJSON(k.scope)) || got.NextCursor != nil {
+			ts.Fatalf("%s %q: header %q %v %v", k.scope, k.name, got.Name, got.Scope, got.NextCursor)
+		}
+		if len(got.Items) != len(es) {
+			ts.Fatalf("%s %q: %d versions, want %d", k.scope, k.name, len(got.Items), len(es))
+		}
+		for i, it := range got.Items {
+			e := es[i]
+			keys := e.MetadataKeys
+			if keys == nil {
+				keys = []string{}
+			}
+			if it.Version != e.Version || it.Size != e.Size || it.Digest != e.Digest || it.MIMEType != e.MIMEType ||
+				it.CreatedAtMS != e.CreatedAt || it.CreatedAt != artifactsTime(e.CreatedAt) ||
+				it.MetadataKeys == nil || !slices.Equal(it.MetadataKeys, keys) {
+				ts.Fatalf("%s %q v%d: got %+v, want %+v", k.scope, k.name, e.Version, it, e)
+			}
+		}
+	}
+	for s, names := range scopes {
+		ts.Check(ts.Exec("agentstore", append([]string{"artifacts", "list", "--store", store, "--all", "-o", "json"}, scopeFlags(s)...)...))
+		var got listJSON
+		dec := json.NewDecoder(strings.NewReader(ts.ReadFile("stdout")))
+		dec.DisallowUnknownFields()
+		ts.Check(dec.Decode(&got))
+		slices.Sort(names)
+		var gotNames []string
+		for _, it := range got.Items {
+			gotNames = append(gotNames, it.Name)
+			es := byName[key{s, it.Name}]
+			if len(es) == 0 {
+				continue
+			}
+			l := es[len(es)-1]
+			if it.LatestVersion != l.Version || it.Versions != len(es) || it.Size != l.Size ||
+				it.MIMEType != l.MIMEType || it.CreatedAtMS != l.CreatedAt || it.CreatedAt != artifactsTime(l.CreatedAt) {
+				ts.Fatalf("%s %q: got %+v, want latest %+v of %d", s, it.Name, it, l, len(es))
+			}
+		}
+		if !slices.Equal(gotNames, names) || got.NextCursor != nil {
+			ts.Fatalf("%s: names %q, want %q", s, gotNames, names)
+		}
+	}
+	ts.Logf("%d names, %d versions in %d scopes as the Erlang library decoded them", len(keys), len(exp), len(scopes))
 }

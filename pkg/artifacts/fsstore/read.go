@@ -27,15 +27,15 @@ type nameScan struct {
 // scanNameDir lists a name directory.
 func scanNameDir(dir string, wantData bool) (nameScan, error) {
 	var sc nameScan
-	entries, err := os.ReadDir(dir)
+	names, err := readNames(dir)
 	if err != nil {
 		return sc, err
 	}
 	if wantData {
 		sc.data = map[int64]bool{}
 	}
-	for _, e := range entries {
-		switch k, n := ParseVersionFile(e.Name()); k {
+	for _, name := range names {
+		switch k, n := ParseVersionFile(name); k {
 		case KindMeta:
 			sc.published = append(sc.published, n)
 		case KindReserve:

@@ -253,6 +253,17 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 	return rec, err
 }
 
+// readNames lists the names in a directory, unsorted: cheaper than
+// os.ReadDir for the large slot directories, which need only names.
+func readNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
 // realDirs reports whether every path is a directory, not a symbolic link.
 func realDirs(paths ...string) bool {
 	for _, p := range paths {
@@ -306,17 +317,17 @@ func (s *Store) ensureSlotted(parent, hash, prefix string, limit int, capCode ar
 		return ioErr(op, err)
 	}
 	{
-		entries, err := os.ReadDir(parent)
+		names, err := readNames(parent)
 		if err != nil {
 			return ioErr(op, err)
 		}
-		used := make(map[int]bool, len(entries))
+		used := make(map[int]bool, len(names)/2+1)
 		dirs := 0
-		for _, e := range entries {
-			if k, ok := ParseSlot(e.Name(), prefix); ok {
+		for _, n := range names {
+			if k, ok := ParseSlot(n, prefix); ok {
 				used[k] = true
-			} else if IsHash(e.Name()) && e.IsDir() {
-				dirs++
+			} else if IsHash(n) {
+				dirs++ // a hash-named entry is a directory in a sound store; using one checks it
 			}
 		}
 		claimed := s.ownsOrphan(parent, hash, prefix, used, dirs)
@@ -416,14 +427,14 @@ func ensureSub(dir, sub string) error {
 func (s *Store) reserve(dir string) (int64, error) {
 	const op = "put"
 	limit := s.opts.MaxScanEntries / 3
-	entries, err := os.ReadDir(dir)
+	names, err := readNames(dir)
 	if err != nil {
 		return 0, ioErr(op, err)
 	}
 	var high int64
 	count := 0
-	for _, e := range entries {
-		if k, n := ParseVersionFile(e.Name()); k == KindReserve {
+	for _, name := range names {
+		if k, n := ParseVersionFile(name); k == KindReserve {
 			count++
 			high = max(high, n)
 		}

@@ -49,12 +49,8 @@ func TestEnvVar(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	clearEnv(t)
-	cfg, err := load(t, false, []string{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("XDG_DATA_HOME", "/data")
-	cfg, err = load(t, false, []string{})
+	cfg, err := load(t, false, []string{})
 	if err != nil {
 		t.Fatal(err)
 	}

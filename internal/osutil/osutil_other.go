@@ -36,3 +36,6 @@ func Inode(fi os.FileInfo) uint64 { return 0 }
 
 // Device returns 0: the device number is not known here.
 func Device(fi os.FileInfo) uint64 { return 0 }
+
+// Links reports that the link count is not known here.
+func Links(fi os.FileInfo) (n uint64, ok bool) { return 0, false }

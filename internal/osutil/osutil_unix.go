@@ -60,3 +60,11 @@ func Device(fi os.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// Links returns the link count of fi; ok is false where it is not known.
+func Links(fi os.FileInfo) (n uint64, ok bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink), true
+	}
+	return 0, false
+}

@@ -2,6 +2,7 @@ package fsstore_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -166,5 +167,45 @@ func TestOrphanSlotReused(t *testing.T) {
 	}
 	if _, err := s.Put(ctx, sc, "n", strings.NewReader("x"), artifacts.PutOptions{}); artifacts.CodeOf(err) != artifacts.CodeVersionCapacity {
 		t.Fatalf("third version: %v", err)
+	}
+}
+
+// TestOrphanSlotAfterFastPath: a Store that has learnt a scope's slots
+// claims new ones without listing; an orphan slot left later by another
+// process (a crash between its slot and its directory) must still be found
+// and reused, and another name must not take its number.
+func TestOrphanSlotAfterFastPath(t *testing.T) {
+	root := t.TempDir()
+	s, _ := fsstore.Open(root, fsstore.Options{})
+	ctx := context.Background()
+	sc := artifacts.AppScope("fast")
+	for _, n := range []string{"a", "b", "c"} {
+		if _, err := s.Put(ctx, sc, n, strings.NewReader(n), artifacts.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := filepath.Join(s.ScopeDir(sc), "names")
+	slot := func(k int) string { return filepath.Join(names, fmt.Sprintf(".adk-name-slot-%d.reserve", k)) }
+	// Another process claimed slot 4 for "orphan" and died.
+	if err := os.WriteFile(slot(4), []byte(artifacts.NameHash("orphan")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, sc, "d", strings.NewReader("d"), artifacts.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(slot(5)); string(b) != artifacts.NameHash("d") {
+		t.Fatalf("d took slot 5? it holds %q", b)
+	}
+	if _, err := s.Put(ctx, sc, "orphan", strings.NewReader("o"), artifacts.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(slot(6)); !os.IsNotExist(err) {
+		t.Fatalf("the orphan's name took a new slot instead of its own: %v", err)
+	}
+	if _, err := s.Put(ctx, sc, "e", strings.NewReader("e"), artifacts.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(slot(6)); string(b) != artifacts.NameHash("e") {
+		t.Fatalf("e should take slot 6, which holds %q", b)
 	}
 }

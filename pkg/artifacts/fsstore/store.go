@@ -51,9 +51,10 @@ type Store struct {
 	scopes string // root/v1/scopes
 	opts   Options
 
-	mu    sync.Mutex
-	dirs  map[string]dirState       // name directory path -> what listing it told
-	slots map[string]map[int]string // slot directory -> K -> the hash its slot file holds
+	mu       sync.Mutex
+	dirs     map[string]dirState       // name directory path -> what listing it told
+	slots    map[string]map[int]string // slot directory -> K -> the hash its slot file holds
+	slotHigh map[string]int            // slot directory -> highest slot seen
 }
 
 var (
@@ -86,7 +87,7 @@ func Open(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "open", err, "store root %q", root)
 	}
-	s := &Store{root: abs, scopes: filepath.Join(abs, LayoutDir, ScopesDir), opts: opts, dirs: map[string]dirState{}, slots: map[string]map[int]string{}}
+	s := &Store{root: abs, scopes: filepath.Join(abs, LayoutDir, ScopesDir), opts: opts, dirs: map[string]dirState{}, slots: map[string]map[int]string{}, slotHigh: map[string]int{}}
 	if err := checkDir("open", abs, false); err != nil {
 		return nil, err
 	}
@@ -316,56 +317,132 @@ func (s *Store) ensureSlotted(parent, hash, prefix string, limit int, capCode ar
 	case !errors.Is(err, fs.ErrNotExist):
 		return ioErr(op, err)
 	}
-	{
+	claimed := false
+	if k, ok := s.denseSlots(parent, prefix); ok {
+		// Slots 1..k exist and each has its directory: no orphan to
+		// look for, and the next slot is k+1 unless a writer takes it.
+		if k >= limit {
+			return artifacts.Errorf(capCode, op, nil, "%d of %d slots used in %s", k, limit, parent)
+		}
+		if claimed, err = s.claimSlot(parent, prefix, hash, k+1, limit, nil); err != nil {
+			return err
+		}
+	}
+	if !claimed {
 		names, err := readNames(parent)
 		if err != nil {
 			return ioErr(op, err)
 		}
 		used := make(map[int]bool, len(names)/2+1)
-		dirs := 0
+		dirs, high := 0, 0
 		for _, n := range names {
 			if k, ok := ParseSlot(n, prefix); ok {
 				used[k] = true
+				high = max(high, k)
 			} else if IsHash(n) {
 				dirs++ // a hash-named entry is a directory in a sound store; using one checks it
 			}
 		}
-		claimed := s.ownsOrphan(parent, hash, prefix, used, dirs)
+		s.noteSlots(parent, high)
+		claimed = s.ownsOrphan(parent, hash, prefix, used, dirs)
 		if dirs >= limit && !claimed {
 			return artifacts.Errorf(capCode, op, nil, "%d of %d slots used in %s", dirs, limit, parent)
 		}
-		for k := 1; !claimed; k++ {
-			if k > limit {
-				return artifacts.Errorf(capCode, op, nil, "all %d slots used in %s", limit, parent)
+		if !claimed {
+			if _, err := s.claimSlot(parent, prefix, hash, 1, limit, used); err != nil {
+				return err
 			}
-			if used[k] {
-				continue
-			}
-			err := writeExclusive(filepath.Join(parent, SlotFile(prefix, k)), []byte(hash))
-			if errors.Is(err, fs.ErrExist) {
-				used[k] = true
-				continue
-			}
-			if err != nil {
-				return ioErr(op, err)
-			}
-			claimed = true
 		}
-		err = os.Mkdir(dir, 0o700)
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			return ioErr(op, err)
-		}
-		if err := checkDir(op, dir, false); err != nil {
-			return err
-		}
-		if err := osutil.SyncDir(parent); err != nil {
-			return ioErr(op, err)
-		}
-		if sub != "" {
-			return ensureSub(dir, sub)
-		}
-		return nil
 	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return ioErr(op, err)
+	}
+	if err := checkDir(op, dir, false); err != nil {
+		return err
+	}
+	if err := osutil.SyncDir(parent); err != nil {
+		return ioErr(op, err)
+	}
+	if sub != "" {
+		return ensureSub(dir, sub)
+	}
+	return nil
+}
+
+// claimSlot claims the lowest free slot from k on (skipping the ones in
+// used) by creating its file exclusively with hash inside.
+func (s *Store) claimSlot(parent, prefix, hash string, k, limit int, used map[int]bool) (bool, error) {
+	for ; ; k++ {
+		if k > limit {
+			return false, artifacts.Errorf(capCodeOf(prefix), "put", nil, "all %d slots used in %s", limit, parent)
+		}
+		if used[k] {
+			continue
+		}
+		err := writeExclusive(filepath.Join(parent, SlotFile(prefix, k)), []byte(hash))
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return false, ioErr("put", err)
+		}
+		s.noteSlots(parent, k)
+		return true, nil
+	}
+}
+
+func capCodeOf(prefix string) artifacts.Code {
+	if prefix == ScopeSlotPrefix {
+		return artifacts.CodeScopeCapacity
+	}
+	return artifacts.CodeNameCapacity
+}
+
+// noteSlots records that slots 1..k exist in parent (slots are claimed
+// lowest first and never removed).
+func (s *Store) noteSlots(parent string, k int) {
+	s.mu.Lock()
+	if k > s.slotHigh[parent] {
+		s.slotHigh[parent] = k
+	}
+	s.mu.Unlock()
+}
+
+// denseSlots returns k when parent holds exactly the slots 1..k and k
+// directories, with no listing: the highest slot is found from the last
+// one this Store saw by probing upwards, and the directories are counted
+// by the parent's link count (2 plus one per subdirectory on ext4, XFS and
+// tmpfs). ok is false when that cannot be told — no slot seen yet, a file
+// system that does not count subdirectories in links, or fewer directories
+// than slots (an orphan slot, or a writer between its slot and its
+// directory) — and the caller lists the directory instead.
+func (s *Store) denseSlots(parent, prefix string) (int, bool) {
+	s.mu.Lock()
+	k := s.slotHigh[parent]
+	s.mu.Unlock()
+	if k == 0 {
+		return 0, false
+	}
+	for {
+		_, err := os.Lstat(filepath.Join(parent, SlotFile(prefix, k+1)))
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return 0, false
+		}
+		k++
+	}
+	s.noteSlots(parent, k)
+	fi, err := os.Lstat(parent)
+	if err != nil {
+		return 0, false
+	}
+	links, ok := osutil.Links(fi)
+	if !ok || links < 2 || int(links-2) != k {
+		return 0, false
+	}
+	return k, true
 }
 
 // ownsOrphan reports whether a slot in parent already holds hash. Slot

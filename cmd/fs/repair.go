@@ -13,7 +13,9 @@ import (
 	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
+	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
+	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
@@ -22,7 +24,9 @@ type RepairOptions struct {
 	IO       *iostreams.IOStreams
 	Config   func() (*cmdutil.Config, error)
 	StoreURI func() (cmdutil.StoreURI, error)
-	Now      func() time.Time
+	// OpenStore opens a gs:// store (filesystem stores are opened by root).
+	OpenStore func(context.Context) (artifacts.Store, error)
+	Now       func() time.Time
 
 	Grace       time.Duration
 	Limit       int64
@@ -42,10 +46,10 @@ type RepairJSON struct {
 // NewCmdRepair returns "fs repair". runF, when not nil, replaces the run
 // function (tests of flag parsing).
 func NewCmdRepair(f *cmdutil.Factory, runF func(context.Context, *RepairOptions) error) *cobra.Command {
-	opts := &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, Now: f.Now}
+	opts := &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, OpenStore: f.OpenStore, Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "repair [--grace DURATION] [--limit N] [--dry-run] [--metrics-file FILE]",
-		Short: "Remove what interrupted writers left in a filesystem store",
+		Short: "Remove what interrupted writers left in a store",
 		Long: `Walk every scope and name directory of a filesystem store and classify each
 file, as the layout's repair does:
 
@@ -72,7 +76,12 @@ only reads and takes no lock.
 With --metrics-file FILE it writes Prometheus textfile-collector metrics
 atomically: last success time, duration, the counters and the exit status.
 
-Only filesystem stores are supported for now.`,
+A gs:// store is repaired the same way, object by object below the
+store's prefix (there are no staged files): an orphan v-N.data is removed
+only when its v-N.meta still does not exist right before the removal, and
+only the generation that was listed (a payload written again is never
+removed). A gs:// store has no local root to hold the lock file, so repair
+of a gs:// store takes no lock: do not run two at once.`,
 		Example: `  agentstore fs repair --store /var/lib/agentstore --dry-run
   agentstore fs repair --store /var/lib/agentstore -o json --metrics-file /var/lib/node_exporter/agentstore_repair.prom`,
 		Args: cobra.NoArgs,
@@ -118,18 +127,35 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		return err
 	}
 	m.store = u.String()
-	if u.Scheme != cmdutil.SchemeFile {
+	var gst *gcsstore.Store
+	switch u.Scheme {
+	case cmdutil.SchemeFile:
+		// Open checks that the root and v1/ are real directories.
+		if _, err := fsstore.Open(u.Root, fsstore.Options{}); err != nil {
+			return err
+		}
+	case cmdutil.SchemeGCS:
+		if opts.OpenStore == nil {
+			return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("gs:// stores are not supported by this build"))
+		}
+		st, err := opts.OpenStore(ctx)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if gst, ok = st.(*gcsstore.Store); !ok {
+			return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
+				fmt.Errorf("fs repair cannot repair the %s adapter's store %s", st.Capabilities().Name, u.String()))
+		}
+	default:
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
-			fmt.Errorf("fs repair supports filesystem stores only, not %s", u.String()))
-	}
-	// Open checks that the root and v1/ are real directories.
-	if _, err := fsstore.Open(u.Root, fsstore.Options{}); err != nil {
-		return err
+			fmt.Errorf("fs repair supports filesystem and gs:// stores only, not %s", u.String()))
 	}
 	// A dry run only reads, so it takes no lock (and so leaves even the
-	// root directory untouched).
+	// root directory untouched). A gs:// store has no local root to hold
+	// the lock file: its repair takes no lock.
 	var beforeExecute func() error
-	if !opts.DryRun {
+	if !opts.DryRun && gst == nil {
 		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair"})
 		if err != nil {
 			return err
@@ -151,7 +177,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	}
 	prog := output.NewProgress(opts.IO)
 	prog.Start("repair: scanned")
-	rep, err := repair.Repair(ctx, u.Root, repair.Options{
+	ropts := repair.Options{
 		Grace:         grace,
 		Limit:         opts.Limit,
 		DryRun:        opts.DryRun,
@@ -159,7 +185,14 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		StoreArg:      u.Root,
 		Progress:      func(n int64) { prog.Update(n, 0) },
 		BeforeExecute: beforeExecute,
-	})
+	}
+	var rep repair.Report
+	if gst != nil {
+		ropts.StoreArg = u.String()
+		rep, err = repair.RepairGCS(ctx, gst, ropts)
+	} else {
+		rep, err = repair.Repair(ctx, u.Root, ropts)
+	}
 	prog.Done()
 	if err != nil {
 		if cerr := context.Cause(ctx); cerr != nil && ctx.Err() != nil {

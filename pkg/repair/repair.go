@@ -464,9 +464,16 @@ func (s *scanner) nameDir(dir string) error {
 	}
 	var corrupt []CorruptItem
 	for v := range meta {
-		if !data[v] {
-			corrupt = append(corrupt, s.missingPayload(dir, v))
+		if data[v] {
+			continue
 		}
+		// A listing is not a snapshot: while a writer renames v-N.data and
+		// then v-N.meta into place, a read of the directory can see the
+		// second and miss the first. Ask for the payload by name.
+		if _, err := os.Lstat(filepath.Join(dir, fsstore.VersionFile(v, "data"))); err == nil {
+			continue
+		}
+		corrupt = append(corrupt, s.missingPayload(dir, v))
 	}
 	var plan []*planned
 	young := int64(0)

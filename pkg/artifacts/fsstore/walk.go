@@ -107,7 +107,10 @@ func (s *Store) walkScope(ctx context.Context, hash string) (artifacts.ScopeUsag
 				n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: path, Reason: err.Error()})
 				continue
 			}
-			if !sc.data[v] {
+			// A listing taken while a writer renames the payload and then the
+			// record into place can miss the payload: ask for it by name
+			// before reporting it missing.
+			if !sc.data[v] && !exists(filepath.Join(dir, VersionFile(v, "data"))) {
 				n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: filepath.Join(dir, VersionFile(v, "data")), Reason: "payload is missing"})
 			}
 			n.Name = rec.Name
@@ -138,4 +141,9 @@ func (s *Store) ListScopes(ctx context.Context) ([]artifacts.Scope, error) {
 		return nil
 	})
 	return out, err
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

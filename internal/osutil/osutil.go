@@ -2,7 +2,10 @@
 // needs, so that every other package builds for Linux, macOS and Windows.
 package osutil
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // SyncDir fsyncs a directory, so that the entries created, renamed or
 // removed in it survive a crash.
@@ -17,3 +20,6 @@ func SyncDir(path string) error {
 	}
 	return err
 }
+
+// ErrTooLarge is returned by ReadFileMax for a file past its limit.
+var ErrTooLarge = errors.New("file too large")

@@ -2,7 +2,10 @@
 
 package osutil
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // OpenNoFollow is zero where the flag does not exist; os.Root still keeps
 // opens beneath their root.
@@ -39,3 +42,21 @@ func Device(fi os.FileInfo) uint64 { return 0 }
 
 // Links reports that the link count is not known here.
 func Links(fi os.FileInfo) (n uint64, ok bool) { return 0, false }
+
+// ReadFileMax reads a small file whole; a file of more than max bytes
+// gives ErrTooLarge.
+func ReadFileMax(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, ErrTooLarge
+	}
+	return b, nil
+}

@@ -3,7 +3,6 @@ package fsstore
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,37 +96,16 @@ func readRecord(op, dir string, scope artifacts.Scope, name string, n int64) (ar
 	return rec, nil
 }
 
-var errTooBig = errors.New("file too large")
-
 // readSmall reads a record file, refusing one past the layout's limit.
 func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := osutil.ReadFileMax(path, artifacts.MaxRecordFileBytes)
+	if errors.Is(err, osutil.ErrTooLarge) {
+		return nil, errTooBig
 	}
-	defer f.Close()
-	var buf [4096]byte
-	b := buf[:0]
-	for {
-		if len(b) == cap(b) {
-			if len(b) > artifacts.MaxRecordFileBytes {
-				return nil, errTooBig
-			}
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			if len(b) > artifacts.MaxRecordFileBytes {
-				return nil, errTooBig
-			}
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return b, err
 }
+
+var errTooBig = osutil.ErrTooLarge
 
 // latest returns the highest published version in dir.
 func latest(dir string) (int64, error) {
@@ -294,13 +272,18 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	return page, nil
 }
 
-// nameInfo is a name directory as ListNames sees it.
+// nameInfo is a name directory as ListNames sees it. versions and latest
+// may be unknown (nil) for a name that is known to be published but is not
+// on the page being listed.
 type nameInfo struct {
-	dir      string
-	name     string
-	versions []int64
-	latest   *artifacts.Record
-	err      error
+	dir       string
+	name      string
+	published bool
+	mtime     time.Time // of the directory, read before anything in it
+	stable    bool
+	versions  []int64
+	latest    *artifacts.Record
+	err       error
 }
 
 // ListNames returns a page of the scope's names.
@@ -358,12 +341,11 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		if err := artifacts.CheckContext(ctx, op); err != nil {
 			return artifacts.NamePage{}, wrap(err)
 		}
-		if in.latest == nil {
-			rec, err := readRecord(op, in.dir, scope, in.name, in.versions[len(in.versions)-1])
-			if err != nil {
-				return artifacts.NamePage{}, wrap(err)
-			}
-			in.latest = &rec
+		if err := s.complete(in, scope); err != nil {
+			return artifacts.NamePage{}, wrap(err)
+		}
+		if len(in.versions) == 0 {
+			continue // every version was deleted since the scan
 		}
 		latest := *in.latest
 		latest.Metadata = artifacts.CloneMetadata(latest.Metadata)
@@ -388,11 +370,12 @@ func cmpString(a, b string) int {
 // still holds — provided the time was not so recent when the directory was
 // read that a later change could carry the same coarse timestamp.
 type dirState struct {
-	mtime    time.Time
-	stable   bool // mtime was older than racyWindow when the directory was read
-	name     string
-	versions []int64
-	latest   *artifacts.Record
+	mtime     time.Time
+	stable    bool // mtime was older than racyWindow when the directory was read
+	name      string
+	published bool              // the name has at least one published version
+	versions  []int64           // nil when not listed yet
+	latest    *artifacts.Record // nil when not read yet
 }
 
 // racyWindow bounds the timestamp granularity of the filesystems a store
@@ -433,49 +416,38 @@ func (s *Store) scanNames(ctx context.Context, namesDir string, scope artifacts.
 		}
 	}
 	work := func(in *nameInfo) {
-		fi, err := os.Lstat(in.dir)
-		if err != nil {
-			in.err = err
-			return
-		}
-		mtime := fi.ModTime()
 		s.mu.Lock()
 		c, ok := s.dirs[in.dir]
 		s.mu.Unlock()
-		if ok && c.stable && c.mtime.Equal(mtime) {
-			in.name, in.versions, in.latest = c.name, c.versions, c.latest
-			return
+		if !ok {
+			// First sight of the directory (of every one, in a new
+			// process): most names still have their first version, whose
+			// record names the directory and proves a published version.
+			// Which versions exist is read later, for the names on the page.
+			rec, err := readRecord("list names", in.dir, scope, "", 1)
+			if err == nil && belongs(rec, scope, in.dir, 1) == nil {
+				in.name, in.published = rec.Name, true
+				s.remember(in.dir, dirState{name: in.name}) // no time: not a state to reuse
+				return
+			}
+			// Gone or damaged: the latest version decides, as below.
 		}
-		scanned := time.Now()
-		sc, err := scanNameDir(in.dir, false)
-		if err != nil {
+		if err := in.stat(); err != nil {
 			in.err = err
 			return
 		}
-		in.versions = sc.published
-		if len(sc.published) == 0 {
-			s.remember(in.dir, dirState{mtime: mtime, stable: stable(mtime, scanned), name: c.name})
+		if ok && c.stable && c.mtime.Equal(in.mtime) {
+			in.name, in.published, in.versions, in.latest = c.name, c.published, c.versions, c.latest
 			return
 		}
-		n := sc.published[len(sc.published)-1]
-		if ok && c.latest != nil && c.latest.Version == n {
-			in.name, in.latest = c.name, c.latest
-		} else {
-			rec, err := readRecord("list names", in.dir, scope, "", n)
-			if err == nil && (rec.Scope != scope || rec.Version != n || artifacts.NameHash(rec.Name) != filepath.Base(in.dir)) {
-				err = artifacts.Errorf(artifacts.CodeCorrupt, "list names", nil, "record %s belongs to %s %q v%d", filepath.Join(in.dir, VersionFile(n, "meta")), rec.Scope, rec.Name, rec.Version)
-			}
-			if artifacts.IsNotFound(err) { // deleted since the scan
-				in.versions = nil
-				return
-			}
-			if err != nil {
-				in.err = err
-				return
-			}
-			in.name, in.latest = rec.Name, &rec
+		if ok && c.name != "" && exists(filepath.Join(in.dir, VersionFile(1, "meta"))) {
+			in.name, in.published = c.name, true
+			s.remember(in.dir, dirState{mtime: in.mtime, stable: in.stable, name: in.name, published: true})
+			return
 		}
-		s.remember(in.dir, dirState{mtime: mtime, stable: stable(mtime, scanned), name: in.name, versions: in.versions, latest: in.latest})
+		if err := s.complete(in, scope); err != nil {
+			in.err = err
+		}
 	}
 	if err := parallel(ctx, infos, work); err != nil {
 		return nil, err
@@ -485,11 +457,73 @@ func (s *Store) scanNames(ctx context.Context, namesDir string, scope artifacts.
 		if in.err != nil {
 			return nil, in.err
 		}
-		if len(in.versions) > 0 {
+		if in.published {
 			out = append(out, in)
 		}
 	}
 	return out, nil
+}
+
+// stat reads the directory's modification time, before anything in it is
+// read, and whether it is old enough to remember what is read.
+func (in *nameInfo) stat() error {
+	fi, err := os.Lstat(in.dir)
+	if err != nil {
+		return err
+	}
+	in.mtime, in.stable = fi.ModTime(), stable(fi.ModTime(), time.Now())
+	return nil
+}
+
+// belongs checks that rec, read from version n of the name directory dir,
+// is that version of a name in scope that hashes to dir.
+func belongs(rec artifacts.Record, scope artifacts.Scope, dir string, n int64) error {
+	if rec.Scope != scope || rec.Version != n || artifacts.NameHash(rec.Name) != filepath.Base(dir) {
+		return artifacts.Errorf(artifacts.CodeCorrupt, "list names", nil, "record %s belongs to %s %q v%d", filepath.Join(dir, VersionFile(n, "meta")), rec.Scope, rec.Name, rec.Version)
+	}
+	return nil
+}
+
+// complete lists the name directory of in, when its versions are not
+// known yet, and reads its latest record, then remembers what it found
+// under the modification time read before.
+func (s *Store) complete(in *nameInfo, scope artifacts.Scope) error {
+	if in.versions != nil && in.latest != nil {
+		return nil
+	}
+	if in.mtime.IsZero() {
+		if err := in.stat(); err != nil {
+			return err
+		}
+	}
+	sc, err := scanNameDir(in.dir, false)
+	if err != nil {
+		return err
+	}
+	in.versions = sc.published
+	if len(sc.published) == 0 {
+		in.published, in.latest = false, nil
+		s.remember(in.dir, dirState{mtime: in.mtime, stable: in.stable, name: in.name})
+		return nil
+	}
+	n := sc.published[len(sc.published)-1]
+	if in.latest == nil || in.latest.Version != n {
+		rec, err := readRecord("list names", in.dir, scope, "", n)
+		if artifacts.IsNotFound(err) { // deleted since the listing
+			in.versions, in.published, in.latest = nil, false, nil
+			return nil
+		}
+		if err == nil {
+			err = belongs(rec, scope, in.dir, n)
+		}
+		if err != nil {
+			return err
+		}
+		in.latest = &rec
+	}
+	in.name, in.published = in.latest.Name, true
+	s.remember(in.dir, dirState{mtime: in.mtime, stable: in.stable, name: in.name, published: true, versions: in.versions, latest: in.latest})
+	return nil
 }
 
 // parallel runs work on every item with a few goroutines: the work is

@@ -1,6 +1,7 @@
 package repair_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -59,6 +60,7 @@ func runChild(root string) int {
 	}
 	names := []string{"a.bin", "dir/b.bin", "c"}
 	seed := uint64(time.Now().UnixNano())
+	fmt.Println("started") // the parent times its kill from here
 	for {
 		seed++
 		_, err := s.Put(context.Background(), crashScope, names[seed%3], bytes.NewReader(payload(seed)),
@@ -129,12 +131,29 @@ func TestCheckRepairCheck(t *testing.T) {
 		cmd.Env = append(os.Environ(), childRootEnv+"="+root)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(5+rng.IntN(40)) * time.Millisecond)
+		// Time the kill from the child having opened the store, whatever
+		// the start-up time of this binary (long under -race on a loaded
+		// machine).
+		started := make(chan struct{})
+		go func() {
+			bufio.NewReader(out).ReadString('\n')
+			close(started)
+			io.Copy(io.Discard, out)
+		}()
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+		}
+		time.Sleep(time.Duration(rng.IntN(30000)) * time.Microsecond)
 		cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
+		err = cmd.Wait()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("run %d: child did not die by SIGKILL: %v: %s", i, err, stderr.String())
 		}

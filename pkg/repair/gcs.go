@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/storage"
-	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
@@ -194,7 +193,7 @@ func gcsScan(ctx context.Context, bkt *storage.BucketHandle, prefix string, opts
 func gcsMissingPayload(ctx context.Context, bkt *storage.BucketHandle, n *gcsName, v int64, m gcsObject, storeArg string) (CorruptItem, error) {
 	it := CorruptItem{Version: v, Path: m.name, Reason: "payload is missing"}
 	rec, err := gcsReadRecord(ctx, bkt, m)
-	if err != nil && !isGCSNotExist(err) && !errors.Is(err, errRecordTooLarge) {
+	if err != nil && !gcsstore.IsNotExist(err) && !errors.Is(err, errRecordTooLarge) {
 		var de *decodeError
 		if !errors.As(err, &de) {
 			return it, gcsError(ctx, err, "reading gs://%s/%s", bkt.BucketName(), m.name)
@@ -271,7 +270,7 @@ func gcsExecute(ctx context.Context, bkt *storage.BucketHandle, plan []*gcsPlann
 			skip("its record was published meanwhile")
 			continue
 		}
-		if !isGCSNotExist(err) {
+		if !gcsstore.IsNotExist(err) {
 			firstErr = gcsError(ctx, err, "checking gs://%s/%s", bkt.BucketName(), p.meta)
 			break
 		}
@@ -281,10 +280,10 @@ func gcsExecute(ctx context.Context, bkt *storage.BucketHandle, plan []*gcsPlann
 		case err == nil:
 			rep.RemovedItems = append(rep.RemovedItems, p.Item)
 			continue
-		case isGCSNotExist(err):
+		case gcsstore.IsNotExist(err):
 			skip("vanished or changed before removal")
 			continue
-		case gcsHTTPCode(err) == 412:
+		case gcsstore.HTTPCode(err) == 412:
 			skip("changed since it was classified")
 			continue
 		}
@@ -298,40 +297,8 @@ func gcsExecute(ctx context.Context, bkt *storage.BucketHandle, plan []*gcsPlann
 	return nil
 }
 
-// gcsHTTPCode returns the HTTP status of a Cloud Storage error, 0 if none.
-func gcsHTTPCode(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		return ge.Code
-	}
-	return 0
-}
-
-func isGCSNotExist(err error) bool {
-	return errors.Is(err, storage.ErrObjectNotExist) || gcsHTTPCode(err) == 404
-}
-
-// gcsError turns an error of the storage client into an *artifacts.Error,
+// gcsError turns an error of the storage client into an *artifacts.Error
 // with the codes the gcsstore adapter gives.
 func gcsError(ctx context.Context, err error, format string, args ...any) error {
-	var e *artifacts.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	code := artifacts.CodeIO
-	switch c := gcsHTTPCode(err); {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-		code = artifacts.CodeTimeout
-	case ctx.Err() != nil, errors.Is(err, context.Canceled):
-		code = artifacts.CodeCanceled
-	case errors.Is(err, storage.ErrBucketNotExist), isGCSNotExist(err):
-		code = artifacts.CodeNotFound
-	case c == 401 || c == 403:
-		code = artifacts.CodePermission
-	case c == 412:
-		code = artifacts.CodeConflict
-	case c == 408 || c == 429 || c >= 500:
-		code = artifacts.CodeUnavailable
-	}
-	return artifacts.Errorf(code, "repair", err, format, args...)
+	return gcsstore.Classify(ctx, "repair", err, format, args...)
 }

@@ -80,8 +80,9 @@ A gs:// store is repaired the same way, object by object below the
 store's prefix (there are no staged files): an orphan v-N.data is removed
 only when its v-N.meta still does not exist right before the removal, and
 only the generation that was listed (a payload written again is never
-removed). A gs:// store has no local root to hold the lock file, so repair
-of a gs:// store takes no lock: do not run two at once.`,
+removed). A gs:// store is locked by the object .agentstore-repair.lock
+beside its artifacts (PREFIX/.agentstore-repair.lock), created only if it
+does not exist and taken over once it is older than 6 hours.`,
 		Example: `  agentstore fs repair --store /var/lib/agentstore --dry-run
   agentstore fs repair --store /var/lib/agentstore -o json --metrics-file /var/lib/node_exporter/agentstore_repair.prom`,
 		Args: cobra.NoArgs,
@@ -152,9 +153,20 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 			fmt.Errorf("fs repair supports filesystem and gs:// stores only, not %s", u.String()))
 	}
 	// A dry run only reads, so it takes no lock (and so leaves even the
-	// root directory untouched). A gs:// store has no local root to hold
-	// the lock file: its repair takes no lock.
+	// root directory untouched). A gs:// store is locked by an object
+	// beside its artifacts.
 	var beforeExecute func() error
+	if !opts.DryRun && gst != nil {
+		release, err := repair.LockGCS(ctx, gst, "fs repair", 0)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := release(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
 	if !opts.DryRun && gst == nil {
 		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair"})
 		if err != nil {

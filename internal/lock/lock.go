@@ -99,8 +99,15 @@ func (e *HeldError) Error() string {
 	if h.PID == 0 {
 		return fmt.Sprintf("%s is locked (holder unknown: the lock file is being written or is damaged)", e.Path)
 	}
-	return fmt.Sprintf("%s is locked by %s (pid %d on %s, user %q) since %s, last refreshed %s",
-		e.Path, h.Purpose, h.PID, h.Host, h.User, h.Started.UTC().Format(time.RFC3339), h.Refreshed.UTC().Format(time.RFC3339))
+	msg := fmt.Sprintf("%s is locked by %s (pid %d on %s", e.Path, h.Purpose, h.PID, h.Host)
+	if h.User != "" {
+		msg += fmt.Sprintf(", user %q", h.User)
+	}
+	msg += ") since " + h.Started.UTC().Format(time.RFC3339)
+	if !h.Refreshed.IsZero() {
+		msg += ", last refreshed " + h.Refreshed.UTC().Format(time.RFC3339)
+	}
+	return msg
 }
 
 // ErrorCode returns "locked".

@@ -2,9 +2,14 @@ package repair
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +17,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
@@ -131,7 +137,9 @@ func RepairGCS(ctx context.Context, st *gcsstore.Store, opts Options) (Report, e
 // reservations in rep.ReservationsPreserved, and groups the payloads and
 // records by name prefix.
 func gcsScan(ctx context.Context, bkt *storage.BucketHandle, prefix string, opts Options, rep *Report) ([]*gcsName, error) {
-	q := &storage.Query{Prefix: prefix + "/"}
+	// The layout keeps every artifact object under PREFIX/s/; what lies
+	// beside it (the repair lock, say) is not the store's.
+	q := &storage.Query{Prefix: prefix + "/" + gcsstore.ScopesSegment + "/"}
 	if err := q.SetAttrSelection([]string{"Name", "Size", "Created", "Generation"}); err != nil {
 		return nil, err
 	}
@@ -301,4 +309,79 @@ func gcsExecute(ctx context.Context, bkt *storage.BucketHandle, plan []*gcsPlann
 // with the codes the gcsstore adapter gives.
 func gcsError(ctx context.Context, err error, format string, args ...any) error {
 	return gcsstore.Classify(ctx, "repair", err, format, args...)
+}
+
+// GCSLockObject is the object, below a store's prefix, that a repair of a
+// gs:// store holds while it runs. It lies beside PREFIX/s/, where the
+// layout keeps artifacts, so no reader of the store ever sees it.
+const GCSLockObject = ".agentstore-repair.lock"
+
+// DefaultGCSLockStale is the age past which a lock object is taken to be
+// left by a repair that died: a bucket can say when an object was made
+// but not whether its maker still runs.
+const DefaultGCSLockStale = 6 * time.Hour
+
+// LockGCS takes the repair lock of a gs:// store: it creates GCSLockObject
+// only if it does not exist (the DoesNotExist precondition decides between
+// racing repairs) and writes who holds it. A lock object older than stale
+// is removed, on the condition that it is still the one looked at, and
+// taken. A lock held by another repair is a *lock.HeldError (exit status
+// 5). release removes the lock object if it is still the one created.
+func LockGCS(ctx context.Context, st *gcsstore.Store, purpose string, stale time.Duration) (release func() error, err error) {
+	if stale <= 0 {
+		stale = DefaultGCSLockStale
+	}
+	obj := st.Client().Bucket(st.Bucket()).Object(path.Join(st.Prefix(), GCSLockObject))
+	where := "gs://" + path.Join(st.Bucket(), st.Prefix(), GCSLockObject)
+	host, _ := os.Hostname()
+	tok := make([]byte, 16)
+	rand.Read(tok)
+	info := lock.Info{Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Purpose: purpose, Token: hex.EncodeToString(tok)}
+	body, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	for range 2 {
+		w := obj.If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
+		w.ContentType = "application/json"
+		_, err := w.Write(body)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			gen := w.Attrs().Generation
+			return func() error {
+				err := obj.If(storage.Conditions{GenerationMatch: gen}).Delete(context.WithoutCancel(ctx))
+				if err != nil && !gcsstore.IsNotExist(err) {
+					return gcsError(ctx, err, "releasing %s", where)
+				}
+				return nil
+			}, nil
+		}
+		if gcsstore.HTTPCode(err) != 412 {
+			return nil, gcsError(ctx, err, "taking the lock %s", where)
+		}
+		attrs, err := obj.Attrs(ctx)
+		if gcsstore.IsNotExist(err) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return nil, gcsError(ctx, err, "reading the lock %s", where)
+		}
+		if time.Since(attrs.Created) > stale {
+			err := obj.If(storage.Conditions{GenerationMatch: attrs.Generation}).Delete(ctx)
+			if err != nil && !gcsstore.IsNotExist(err) && gcsstore.HTTPCode(err) != 412 {
+				return nil, gcsError(ctx, err, "removing the stale lock %s", where)
+			}
+			continue
+		}
+		held := &lock.HeldError{Path: where}
+		if r, err := obj.Generation(attrs.Generation).NewReader(ctx); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(r, 4096))
+			r.Close()
+			json.Unmarshal(b, &held.Holder)
+		}
+		return nil, held
+	}
+	return nil, &lock.HeldError{Path: where}
 }

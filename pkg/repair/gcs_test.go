@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 
+	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/internal/testfixtures"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
@@ -284,5 +286,56 @@ func TestRepairGCSUndecodableRecord(t *testing.T) {
 	if rep.Corrupt != 1 || rep.CorruptItems[0].Path != name || rep.CorruptItems[0].NextCommand != "" || rep.CorruptItems[0].Scope != nil ||
 		!strings.Contains(rep.CorruptItems[0].Reason, "does not say which artifact") {
 		t.Fatalf("%+v", rep.CorruptItems)
+	}
+}
+
+func TestLockGCS(t *testing.T) {
+	st, srv, _ := gcsFixture(t, time.Now())
+	ctx := context.Background()
+	release, err := repair.LockGCS(ctx, st, "test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = repair.LockGCS(ctx, st, "test", 0)
+	var held *lock.HeldError
+	if !errors.As(err, &held) || held.Holder.PID != os.Getpid() || held.Holder.Purpose != "test" {
+		t.Fatalf("second lock: %v (%+v)", err, held)
+	}
+	if cmdutilCode := held.ErrorCode(); cmdutilCode != "locked" {
+		t.Fatalf("code %q", cmdutilCode)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	release, err = repair.LockGCS(ctx, st, "test", 0)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	release()
+	// A lock left by a repair that died long ago is taken over.
+	putObject(srv, st.Prefix()+"/"+repair.GCSLockObject, []byte(`{"pid":1}`), time.Now().Add(-5*time.Hour))
+	if _, err := repair.LockGCS(ctx, st, "test", 0); !errors.As(err, &held) || held.Holder.PID != 1 {
+		t.Fatalf("a 5-hour-old lock must hold: %v", err)
+	}
+	putObject(srv, st.Prefix()+"/"+repair.GCSLockObject, []byte(`{"pid":1}`), time.Now().Add(-7*time.Hour))
+	release, err = repair.LockGCS(ctx, st, "test", 0)
+	if err != nil {
+		t.Fatalf("stale lock not taken over: %v", err)
+	}
+	if _, err := repair.LockGCS(ctx, st, "test", 0); !errors.As(err, &held) || held.Holder.PID != os.Getpid() {
+		t.Fatalf("the lock is not ours after the takeover: %v", err)
+	}
+	// The lock object is not the store's: repair neither scans nor removes it.
+	rep, err := repair.RepairGCS(ctx, st, repair.Options{Grace: repair.NoGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range rep.RemovedItems {
+		if strings.Contains(it.Path, repair.GCSLockObject) {
+			t.Fatalf("repair removed its own lock: %+v", it)
+		}
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
 	}
 }

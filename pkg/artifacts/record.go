@@ -259,7 +259,9 @@ func DecodeRecord(b []byte) (Record, error) {
 	if err := ValidateName(r.Name); err != nil {
 		return corrupt(err, "record name is invalid")
 	}
-	if err := ValidateMetadata(r.Metadata); err != nil {
+	// Types, UTF-8, depth and entries; the encoded size is a writer's limit,
+	// and the whole record is already bounded by the decoder.
+	if err := (&metadataWalker{}).checkMap(r.Metadata, 1, "metadata"); err != nil {
 		return corrupt(err, "record metadata is invalid")
 	}
 	return r, nil

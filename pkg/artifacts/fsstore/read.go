@@ -336,13 +336,14 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		rest = rest[:limit]
 		page.NextCursor = rest[len(rest)-1].name
 	}
-	// Read the latest record of every name on the page that does not have it.
+	// List the versions and read the latest record of every name on the
+	// page that does not have them yet.
+	if err := parallel(ctx, rest, func(in *nameInfo) { in.err = s.complete(in, scope) }); err != nil {
+		return artifacts.NamePage{}, wrap(err)
+	}
 	for _, in := range rest {
-		if err := artifacts.CheckContext(ctx, op); err != nil {
-			return artifacts.NamePage{}, wrap(err)
-		}
-		if err := s.complete(in, scope); err != nil {
-			return artifacts.NamePage{}, wrap(err)
+		if in.err != nil {
+			return artifacts.NamePage{}, wrap(in.err)
 		}
 		if len(in.versions) == 0 {
 			continue // every version was deleted since the scan
@@ -402,7 +403,12 @@ func (s *Store) remember(dir string, st dirState) {
 // mappings, or else from its latest record). Names with no published
 // version are left out.
 func (s *Store) scanNames(ctx context.Context, namesDir string, scope artifacts.Scope) ([]*nameInfo, error) {
-	entries, err := os.ReadDir(namesDir)
+	d, err := os.Open(namesDir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := d.ReadDir(-1) // unsorted: the names are sorted, not the hashes
+	d.Close()
 	if err != nil {
 		return nil, err
 	}

@@ -64,19 +64,7 @@ With -o json: {"scope","version","files","bytes"}.`,
 }
 
 func runHydrate(ctx context.Context, opts *HydrateOptions) error {
-	scope, err := opts.Scope.Scope(true, artifacts.KindSession)
-	if err != nil {
-		return err
-	}
-	cfg, err := opts.scratch()
-	if err != nil {
-		return err
-	}
-	st, err := opts.OpenStore(ctx)
-	if err != nil {
-		return err
-	}
-	m, err := opts.newManager(cfg, st)
+	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope)
 	if err != nil {
 		return err
 	}

@@ -91,3 +91,22 @@ func progress(ios *iostreams.IOStreams, label string) (func(files int, bytes int
 
 // scopeJSON is how a scope is printed.
 func scopeJSON(s artifacts.Scope) *artifacts.Scope { return &s }
+
+// sessionManager resolves the session scope of flags, then opens the store
+// and a manager over the scratch root: what snapshot and hydrate share.
+func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags) (artifacts.Scope, *cmdutil.Config, *workspace.Manager, error) {
+	scope, err := flags.Scope(true, artifacts.KindSession)
+	if err != nil {
+		return artifacts.Scope{}, nil, nil, err
+	}
+	cfg, err := d.scratch()
+	if err != nil {
+		return artifacts.Scope{}, nil, nil, err
+	}
+	st, err := d.OpenStore(ctx)
+	if err != nil {
+		return artifacts.Scope{}, nil, nil, err
+	}
+	m, err := d.newManager(cfg, st)
+	return scope, cfg, m, err
+}

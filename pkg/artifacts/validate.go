@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -208,4 +209,46 @@ func cloneValue(v any) any {
 		return new(big.Int).Set(x)
 	}
 	return v
+}
+
+// NamePageArgs checks the arguments of a ListNames call, once for every
+// adapter: the scope, the page limit against maxLimit (DefaultMaxPageLimit
+// when 0) and the name cursor. It returns the page limit to use.
+func NamePageArgs(scope Scope, opts ListOptions, maxLimit int) (int, error) {
+	if err := scope.Validate(); err != nil {
+		return 0, err
+	}
+	limit, err := PageLimit(opts.Limit, maxLimit)
+	if err != nil {
+		return 0, err
+	}
+	if opts.Cursor != "" {
+		if err := ValidateName(opts.Cursor); err != nil {
+			return 0, Errorf(CodeInvalidArgument, "list names", err, "name cursor")
+		}
+	}
+	return limit, nil
+}
+
+// VersionPageArgs checks the arguments of a ListVersions call, once for
+// every adapter: the scope, the name, the page limit against maxLimit and
+// the version cursor. It returns the page limit to use and the version
+// after which the page starts (0 for the first page).
+func VersionPageArgs(scope Scope, name string, opts ListOptions, maxLimit int) (limit int, after int64, err error) {
+	if err := scope.Validate(); err != nil {
+		return 0, 0, err
+	}
+	if err := ValidateName(name); err != nil {
+		return 0, 0, err
+	}
+	if limit, err = PageLimit(opts.Limit, maxLimit); err != nil {
+		return 0, 0, err
+	}
+	if opts.Cursor != "" {
+		after, err = strconv.ParseInt(opts.Cursor, 10, 64)
+		if err != nil || after < 0 {
+			return 0, 0, Errorf(CodeInvalidArgument, "list versions", nil, "version cursor %q is not a version number", opts.Cursor)
+		}
+	}
+	return limit, after, nil
 }

@@ -227,16 +227,9 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 		}
 		return e.With(scope, name, 0)
 	}
-	limit, err := artifacts.PageLimit(opts.Limit, s.opts.MaxPageLimit)
+	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
 	if err != nil {
 		return page, wrap(err)
-	}
-	var after int64
-	if opts.Cursor != "" {
-		after, err = strconv.ParseInt(opts.Cursor, 10, 64)
-		if err != nil || after < 0 {
-			return page, wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version cursor %q is not a version number", opts.Cursor))
-		}
 	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, wrap(err)
@@ -297,17 +290,9 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		}
 		return e.With(scope, "", 0)
 	}
-	if err := scope.Validate(); err != nil {
-		return page, wrap(err)
-	}
-	limit, err := artifacts.PageLimit(opts.Limit, s.opts.MaxPageLimit)
+	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
 	if err != nil {
 		return page, wrap(err)
-	}
-	if opts.Cursor != "" {
-		if err := artifacts.ValidateName(opts.Cursor); err != nil {
-			return page, wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, err, "name cursor"))
-		}
 	}
 	scopeDir := filepath.Join(s.scopes, scope.Hash())
 	namesDir := filepath.Join(scopeDir, NamesDir)

@@ -293,19 +293,9 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 
 func (s *Store) listVersions(ctx context.Context, op string, scope artifacts.Scope, name string, opts artifacts.ListOptions) (artifacts.VersionPage, error) {
 	var page artifacts.VersionPage
-	if err := checkArgs(scope, name); err != nil {
-		return page, err
-	}
-	limit, err := artifacts.PageLimit(opts.Limit, s.opts.MaxPageLimit)
+	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
 	if err != nil {
 		return page, err
-	}
-	var after int64
-	if opts.Cursor != "" {
-		after, err = strconv.ParseInt(opts.Cursor, 10, 64)
-		if err != nil || after < 0 {
-			return page, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version cursor %q is not a version number", opts.Cursor)
-		}
 	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err
@@ -389,17 +379,9 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 
 func (s *Store) listNames(ctx context.Context, op string, scope artifacts.Scope, opts artifacts.ListOptions) (artifacts.NamePage, error) {
 	var page artifacts.NamePage
-	if err := scope.Validate(); err != nil {
-		return page, err
-	}
-	limit, err := artifacts.PageLimit(opts.Limit, s.opts.MaxPageLimit)
+	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
 	if err != nil {
 		return page, err
-	}
-	if opts.Cursor != "" {
-		if err := artifacts.ValidateName(opts.Cursor); err != nil {
-			return page, artifacts.Errorf(artifacts.CodeInvalidArgument, op, err, "name cursor")
-		}
 	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err

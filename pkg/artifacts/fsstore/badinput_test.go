@@ -209,3 +209,42 @@ func TestOrphanSlotAfterFastPath(t *testing.T) {
 		t.Fatalf("e should take slot 6, which holds %q", b)
 	}
 }
+
+// TestOversizeAndGarbageRecords: a record file past the layout's 65,536
+// bytes, or one that is not a record, is corrupt_artifact for every reader
+// and never yields bytes; the listing of the scope reports it too.
+func TestOversizeAndGarbageRecords(t *testing.T) {
+	root := t.TempDir()
+	s, _ := fsstore.Open(root, fsstore.Options{})
+	ctx := context.Background()
+	sc := artifacts.AppScope("records")
+	for _, c := range []struct {
+		name string
+		meta []byte
+	}{
+		{"oversize", append([]byte{131}, make([]byte, 70000)...)},
+		{"garbage", []byte("not a record")},
+	} {
+		if _, err := s.Put(ctx, sc, c.name, strings.NewReader("payload"), artifacts.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(s.NameDir(sc, c.name), "v-1.meta"), c.meta, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Stat(ctx, sc, c.name, 0); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
+			t.Errorf("%s: Stat: %v", c.name, err)
+		}
+		if _, err := s.Get(ctx, sc, c.name, 1); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
+			t.Errorf("%s: Get: %v", c.name, err)
+		}
+		if _, err := s.ListVersions(ctx, sc, c.name, artifacts.ListOptions{}); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
+			t.Errorf("%s: ListVersions: %v", c.name, err)
+		}
+		if _, err := s.Delete(ctx, sc, c.name, artifacts.Selector{Kind: artifacts.SelectLatest}); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
+			t.Errorf("%s: Delete: %v", c.name, err)
+		}
+	}
+	if _, err := s.ListNames(ctx, sc, artifacts.ListOptions{}); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
+		t.Errorf("ListNames: %v", err)
+	}
+}

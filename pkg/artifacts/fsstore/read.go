@@ -126,13 +126,7 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 }
 
 func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name string, version int64) (artifacts.Record, string, error) {
-	wrap := func(err error) error {
-		var e *artifacts.Error
-		if !errors.As(err, &e) {
-			e = ioErr(op, err)
-		}
-		return e.With(scope, name, version)
-	}
+	wrap := func(err error) error { return ioErr(op, err).With(scope, name, version) }
 	if version < 0 {
 		return artifacts.Record{}, "", wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is negative", version))
 	}
@@ -220,13 +214,7 @@ func openData(op, dir string, rec artifacts.Record, offset, length int64) (*arti
 func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name string, opts artifacts.ListOptions) (artifacts.VersionPage, error) {
 	const op = "list versions"
 	var page artifacts.VersionPage
-	wrap := func(err error) error {
-		var e *artifacts.Error
-		if !errors.As(err, &e) {
-			e = ioErr(op, err)
-		}
-		return e.With(scope, name, 0)
-	}
+	wrap := func(err error) error { return ioErr(op, err).With(scope, name, 0) }
 	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
 	if err != nil {
 		return page, wrap(err)
@@ -283,13 +271,7 @@ type nameInfo struct {
 func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artifacts.ListOptions) (artifacts.NamePage, error) {
 	const op = "list names"
 	var page artifacts.NamePage
-	wrap := func(err error) error {
-		var e *artifacts.Error
-		if !errors.As(err, &e) {
-			e = ioErr(op, err)
-		}
-		return e.With(scope, "", 0)
-	}
+	wrap := func(err error) error { return ioErr(op, err).With(scope, "", 0) }
 	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
 	if err != nil {
 		return page, wrap(err)
@@ -558,13 +540,7 @@ func parallel[T any](ctx context.Context, items []T, work func(T)) error {
 // record is removed, then the payload. Reservations stay.
 func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, sel artifacts.Selector) ([]artifacts.Record, error) {
 	const op = "delete"
-	wrap := func(err error) error {
-		var e *artifacts.Error
-		if !errors.As(err, &e) {
-			e = ioErr(op, err)
-		}
-		return e.With(scope, name, sel.Version)
-	}
+	wrap := func(err error) error { return ioErr(op, err).With(scope, name, sel.Version) }
 	dir, err := s.nameDir(op, scope, name)
 	if err != nil {
 		return nil, wrap(err)

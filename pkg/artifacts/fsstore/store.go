@@ -194,11 +194,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	const op = "put"
 	rec, err := s.put(ctx, scope, name, r, opts)
 	if err != nil {
-		var e *artifacts.Error
-		if !errors.As(err, &e) {
-			e = ioErr(op, err)
-		}
-		return artifacts.Record{}, e.With(scope, name, rec.Version)
+		return artifacts.Record{}, ioErr(op, err).With(scope, name, rec.Version)
 	}
 	return rec, nil
 }

@@ -1,7 +1,6 @@
 package repair_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -15,10 +14,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/crashtest"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/repair"
@@ -52,7 +51,16 @@ func payload(seed uint64) []byte {
 	return b
 }
 
+// runChild puts artifacts until it is killed, reporting its progress
+// through a crashtest.Reporter: "start" once the store is open, then for
+// every put a "read N" per chunk of payload the store reads, "eof" when it
+// has read it all, and "put V" when the version is published.
 func runChild(root string) int {
+	rep, err := crashtest.NewReporter()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	s, err := fsstore.Open(root, fsstore.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,15 +68,16 @@ func runChild(root string) int {
 	}
 	names := []string{"a.bin", "dir/b.bin", "c"}
 	seed := uint64(time.Now().UnixNano())
-	fmt.Println("started") // the parent times its kill from here
+	rep.Report("start")
 	for {
 		seed++
-		_, err := s.Put(context.Background(), crashScope, names[seed%3], bytes.NewReader(payload(seed)),
+		rec, err := s.Put(context.Background(), crashScope, names[seed%3], rep.Reader(bytes.NewReader(payload(seed))),
 			artifacts.PutOptions{Metadata: artifacts.Metadata{"seed": strconv.FormatUint(seed, 10)}})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		rep.Report(fmt.Sprintf("put %d", rec.Version))
 	}
 }
 
@@ -115,7 +124,8 @@ func checkIntact(t *testing.T, s artifacts.Store, scope artifacts.Scope, names [
 }
 
 // TestCheckRepairCheck damages a store the way crashes do (a writer killed
-// with SIGKILL at random moments, many times), then: verify finds nothing
+// with SIGKILL many times, at points chosen from its own progress reports:
+// half of them in the middle of a put), then: verify finds nothing
 // corrupt, repair with no grace removes the garbage, verify still finds
 // nothing and every visible version is intact, and a second repair has
 // nothing to remove.
@@ -127,35 +137,21 @@ func TestCheckRepairCheck(t *testing.T) {
 	root := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range runs {
+		// Every other kill stops the child in the middle of reading a
+		// payload (so garbage is certain); the others land after a random
+		// report while it runs on.
+		kp := crashtest.Point{Kind: "read", N: 1 + rng.IntN(4), Freeze: true}
+		if i%2 == 1 {
+			kp = crashtest.Point{N: 1 + rng.IntN(12), Freeze: rng.IntN(2) == 0}
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), childRootEnv+"="+root)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
+		outcome, last, err := crashtest.Run(cmd, kp, nil)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("run %d: %v", i, err)
 		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Time the kill from the child having opened the store, whatever
-		// the start-up time of this binary (long under -race on a loaded
-		// machine).
-		started := make(chan struct{})
-		go func() {
-			bufio.NewReader(out).ReadString('\n')
-			close(started)
-			io.Copy(io.Discard, out)
-		}()
-		select {
-		case <-started:
-		case <-time.After(10 * time.Second):
-		}
-		time.Sleep(time.Duration(rng.IntN(30000)) * time.Microsecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		err = cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("run %d: child did not die by SIGKILL: %v: %s", i, err, stderr.String())
+		if outcome != crashtest.Killed {
+			t.Fatalf("run %d: the child, which never stops, finished before its kill point %s (last report %q)", i, kp, last)
 		}
 	}
 	s, err := fsstore.Open(root, fsstore.Options{})

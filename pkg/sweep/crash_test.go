@@ -1,22 +1,17 @@
 package sweep
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/crashtest"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/workspace"
@@ -24,54 +19,30 @@ import (
 
 // The crash test runs this test binary again as a child process that
 // sweeps until it is killed or done. The child reports its progress on
-// stdout, a line per point it passes: "start" before the sweep, "plan
-// i/n" and "sweep i/n" from Options.Progress, and "STEP DIR" from the
-// step hook of every removal. With childFreezeEnv set to a kill point it
-// stops at that point (holding every other worker at its next report)
-// until it is killed.
+// stdout through a crashtest.Reporter, a line per point it passes: "start"
+// before the sweep, "plan i/n" and "sweep i/n" from Options.Progress, and
+// "STEP DIR" from the step hook of every removal.
 const (
 	childScratchEnv = "SWEEP_CHILD_SCRATCH"
 	childStoreEnv   = "SWEEP_CHILD_STORE"
-	childFreezeEnv  = "SWEEP_CHILD_FREEZE"
 )
 
 func runChild(scratch, store string) int {
-	var freeze *killPoint
-	if v := os.Getenv(childFreezeEnv); v != "" {
-		kp, err := parseKillPoint(v)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		freeze = &kp
-	}
-	var mu sync.Mutex
-	seen := 0
-	report := func(line string) {
-		mu.Lock()
-		defer mu.Unlock()
-		// Unbuffered: the parent sees each line as soon as it is passed.
-		fmt.Println(line)
-		if freeze != nil && freeze.matches(line) {
-			if seen++; seen == freeze.n {
-				// Stay here, holding mu, until the parent kills this
-				// process; it never writes to stdin, so the read ends
-				// only when the parent is gone.
-				io.Copy(io.Discard, os.Stdin)
-				os.Exit(2)
-			}
-		}
+	rep, err := crashtest.NewReporter()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	st, err := fsstore.Open(store, fsstore.Options{MaxScanEntries: 100_000})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	report("start")
+	rep.Report("start")
 	opts := Options{Scratch: scratch, Store: st, Idle: time.Hour, Workers: 3,
-		Progress: func(phase string, done, total int) { report(fmt.Sprintf("%s %d/%d", phase, done, total)) },
+		Progress: func(phase string, done, total int) { rep.Report(fmt.Sprintf("%s %d/%d", phase, done, total)) },
 		hook: func(step, dir string) error {
-			report(step + " " + dir)
+			rep.Report(step + " " + dir)
 			return nil
 		},
 	}
@@ -80,100 +51,6 @@ func runChild(scratch, store string) int {
 		return 1
 	}
 	return 0
-}
-
-// killPoint is where a run of the child is killed: when it has reported
-// its n-th line of the given kind (the line's first word: "start", "plan",
-// "sweep" or a step), of any kind when kind is "". With freeze the child
-// stops there and waits for the kill; without, it runs on, and the kill
-// lands wherever it has got to by then.
-type killPoint struct {
-	kind   string
-	n      int
-	freeze bool
-}
-
-func (k killPoint) matches(line string) bool {
-	return k.kind == "" || strings.HasPrefix(line, k.kind+" ") || line == k.kind
-}
-
-func (k killPoint) String() string {
-	mode := "running"
-	if k.freeze {
-		mode = "frozen"
-	}
-	kind := k.kind
-	if kind == "" {
-		kind = "any"
-	}
-	return fmt.Sprintf("%s %d %s", kind, k.n, mode)
-}
-
-func parseKillPoint(s string) (killPoint, error) {
-	var k killPoint
-	var mode string
-	if _, err := fmt.Sscanf(s, "%s %d %s", &k.kind, &k.n, &mode); err != nil || k.n < 1 || (mode != "running" && mode != "frozen") {
-		return k, fmt.Errorf("bad kill point %q", s)
-	}
-	if k.kind == "any" {
-		k.kind = ""
-	}
-	k.freeze = mode == "frozen"
-	return k, nil
-}
-
-// childOutcome is how a run of the child ended.
-type childOutcome int
-
-const (
-	childKilled   childOutcome = iota // by the parent's SIGKILL, at its kill point
-	childFinished                     // the sweep ended before the kill point was reached or the kill landed
-)
-
-// runChildTo runs the child on scratch and store and kills it with
-// SIGKILL as soon as it reports kp. It returns whether the kill happened
-// or the child finished first, and the child's last report. Any other end
-// of the child fails the test.
-func runChildTo(t *testing.T, scratch, store string, kp killPoint) (childOutcome, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childScratchEnv+"="+scratch, childStoreEnv+"="+store, childFreezeEnv+"=")
-	if kp.freeze {
-		cmd.Env[len(cmd.Env)-1] += kp.String()
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	sc := bufio.NewScanner(stdout)
-	seen, last, reached := 0, "", false
-	for !reached && sc.Scan() {
-		last = sc.Text()
-		if kp.matches(last) {
-			seen++
-			reached = seen == kp.n
-		}
-	}
-	if reached {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-	}
-	// Read to the end, so that a child that runs on never blocks on a
-	// full pipe before the kill lands.
-	_, _ = io.Copy(io.Discard, stdout)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return childFinished, last
-	case reached && errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL:
-		return childKilled, last
-	}
-	t.Fatalf("the sweeping child (kill point %s, last report %q) failed: %v\n%s", kp, last, err, stderr.String())
-	return 0, ""
 }
 
 // crashWorkspace is a workspace the crash test made, with what its
@@ -297,18 +174,23 @@ func TestCrashSafety(t *testing.T) {
 		// a "sweep" report; so do the active ones' plans and the start:
 		// the child reports at least this many lines before it is done.
 		least := 1 + idleLeft + len(active) + idleLeft*(len(steps)+1)
-		var kp killPoint
+		var kp crashtest.Point
 		switch {
 		case kills == runs-1:
 			// The last kill leaves a tombstone for the last sweep.
-			kp = killPoint{kind: "renamed", n: 1 + rng.IntN(idleLeft), freeze: true}
+			kp = crashtest.Point{Kind: "renamed", N: 1 + rng.IntN(idleLeft), Freeze: true}
 		case kills%2 == 0:
-			kp = killPoint{kind: steps[kills/2%len(steps)], n: 1 + rng.IntN(idleLeft), freeze: true}
+			kp = crashtest.Point{Kind: steps[kills/2%len(steps)], N: 1 + rng.IntN(idleLeft), Freeze: true}
 		default:
-			kp = killPoint{n: 1 + rng.IntN(least), freeze: rng.IntN(2) == 0}
+			kp = crashtest.Point{N: 1 + rng.IntN(least), Freeze: rng.IntN(2) == 0}
 		}
-		outcome, last := runChildTo(t, scratch, storeDir, kp)
-		if outcome == childFinished {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childScratchEnv+"="+scratch, childStoreEnv+"="+storeDir)
+		outcome, last, err := crashtest.Run(cmd, kp, nil)
+		if err != nil {
+			t.Fatalf("the sweeping child: %v", err)
+		}
+		if outcome == crashtest.Finished {
 			t.Logf("the child finished before its kill point %s (at least %d reports expected; its last was %q): run again", kp, least, last)
 			if finished++; finished > runs {
 				t.Fatalf("the child finished %d times before its kill point (last: %s, at least %d reports expected; its last was %q): its progress reports do not match its work", finished, kp, least, last)
@@ -316,7 +198,7 @@ func TestCrashSafety(t *testing.T) {
 			continue
 		}
 		kills++
-		if kp.freeze {
+		if kp.Freeze {
 			stepKills[strings.Fields(last)[0]]++
 		}
 	}

@@ -1,7 +1,6 @@
 package fsstore_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -14,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/crashtest"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
@@ -50,9 +49,15 @@ func payload(seed uint64, size int) []byte {
 	return b
 }
 
-// runChild puts artifacts into root and prints "name version digest" for
-// each published one.
+// runChild puts artifacts into root, reporting its progress through a
+// crashtest.Reporter: "read N" and "eof" as the store reads a payload, and
+// "put NAME VERSION DIGEST" for each published version.
 func runChild(root string) int {
+	rep, err := crashtest.NewReporter()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	s, err := fsstore.Open(root, fsstore.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,20 +65,18 @@ func runChild(root string) int {
 	}
 	count, _ := strconv.Atoi(os.Getenv(childCountEnv))
 	names := strings.Split(os.Getenv(childNamesEnv), ",")
-	out := bufio.NewWriter(os.Stdout)
 	seed := uint64(time.Now().UnixNano())
 	for i := 0; count == 0 || i < count; i++ {
 		seed++
 		size := int(seed % 200000)
 		b := payload(seed, size)
 		name := names[int(seed)%len(names)]
-		rec, err := s.Put(context.Background(), crashScope, name, bytes.NewReader(b), artifacts.PutOptions{Metadata: artifacts.Metadata{"seed": int64(seed)}})
+		rec, err := s.Put(context.Background(), crashScope, name, rep.Reader(bytes.NewReader(b)), artifacts.PutOptions{Metadata: artifacts.Metadata{"seed": int64(seed)}})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		fmt.Fprintf(out, "%s %d %s\n", name, rec.Version, rec.Digest)
-		out.Flush()
+		rep.Report(fmt.Sprintf("put %s %d %s", name, rec.Version, rec.Digest))
 	}
 	return 0
 }
@@ -91,25 +94,36 @@ type published struct {
 	digest  string
 }
 
-func parsePublished(t *testing.T, out []byte) []published {
+// parsePublished returns the versions the child's reports say it
+// published.
+func parsePublished(out []byte) []published {
 	var ps []published
 	for l := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(l)
-		if len(f) != 3 {
-			continue // a line cut by the kill
+		if p, ok := parsePut(l); ok {
+			ps = append(ps, p)
 		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		ps = append(ps, published{f[0], v, f[2]})
 	}
 	return ps
 }
 
-// TestCrashSafety kills a writing child process with SIGKILL at random
-// moments, hundreds of times, then checks the store: no partial version is
-// visible, no version number was handed out twice, every version a child
-// saw published is still there, every visible version verifies, and what is
-// left over is only garbage that repair removes (staged files and orphan
-// payloads), never a record without its payload.
+func parsePut(line string) (published, bool) {
+	f := strings.Fields(line)
+	if len(f) != 4 || f[0] != "put" {
+		return published{}, false
+	}
+	v, _ := strconv.ParseInt(f[2], 10, 64)
+	return published{f[1], v, f[3]}, true
+}
+
+// TestCrashSafety kills a writing child process with SIGKILL, hundreds of
+// times, at points chosen from its own progress reports: every other kill
+// stops it in the middle of reading a payload, the others land after one
+// of its first published puts while it runs on. It then checks the store:
+// no partial version is visible, no version number was handed out twice,
+// every version a child saw published is still there, every visible
+// version verifies, and what is left over is only garbage that repair
+// removes (staged files and orphan payloads), never a record without its
+// payload.
 func TestCrashSafety(t *testing.T) {
 	runs := 300
 	if testing.Short() {
@@ -119,55 +133,24 @@ func TestCrashSafety(t *testing.T) {
 	names := "a.bin,dir/b.bin,c"
 	rng := rand.New(rand.NewPCG(1, 2))
 	var all []published
+	least := 0 // puts the kill points let through
 	for i := range runs {
-		cmd := child(t, root, 0, names)
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
+		kp := crashtest.Point{Kind: "read", N: 1 + rng.IntN(8), Freeze: true}
+		if i%2 == 1 {
+			kp = crashtest.Point{Kind: "put", N: 1 + rng.IntN(3)}
+			least += kp.N
 		}
-		cmd.Stdout = pw
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		pw.Close()
-		// Wait for the child's first published put, so that the kill lands
-		// in the middle of writing whatever the start-up time of this
-		// binary (slow under -race), then kill it a random moment later.
-		var out bytes.Buffer
-		first := make(chan struct{})
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			br := bufio.NewReader(pr)
-			once := false
-			for {
-				l, err := br.ReadBytes('\n')
-				out.Write(l)
-				if !once && err == nil {
-					once = true
-					close(first)
-				}
-				if err != nil {
-					if !once {
-						close(first)
-					}
-					return
-				}
+		outcome, last, err := crashtest.Run(child(t, root, 0, names), kp, func(l string) {
+			if p, ok := parsePut(l); ok {
+				all = append(all, p)
 			}
-		}()
-		select {
-		case <-first:
-		case <-time.After(10 * time.Second):
+		})
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
 		}
-		time.Sleep(time.Duration(rng.IntN(30000)) * time.Microsecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		err = cmd.Wait()
-		<-copied
-		pr.Close()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("run %d: child did not die by SIGKILL: %v", i, err)
+		if outcome != crashtest.Killed {
+			t.Fatalf("run %d: the child, which never stops, finished before its kill point %s (last report %q)", i, kp, last)
 		}
-		all = append(all, parsePublished(t, out.Bytes())...)
 	}
 	s, err := fsstore.Open(root, fsstore.Options{})
 	if err != nil {
@@ -182,8 +165,8 @@ func TestCrashSafety(t *testing.T) {
 		}
 		seen[key] = p.digest
 	}
-	if len(all) < runs {
-		t.Fatalf("only %d puts completed in %d runs: the kills came too early to test anything", len(all), runs)
+	if len(all) < least {
+		t.Fatalf("only %d puts reported published in %d runs, the kill points let through %d", len(all), runs, least)
 	}
 	visible := 0
 	for _, name := range strings.Split(names, ",") {
@@ -278,7 +261,7 @@ func TestManyProcessesOneName(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatal(errs[i])
 		}
-		for _, p := range parsePublished(t, outs[i].Bytes()) {
+		for _, p := range parsePublished(outs[i].Bytes()) {
 			if versions[p.version] {
 				t.Fatalf("version %d handed out twice", p.version)
 			}

@@ -194,10 +194,13 @@ func TestCheckRepairCheck(t *testing.T) {
 	t.Logf("%d kills: %d versions visible, repair scanned %d and removed %d", runs, visible, rep.Scanned, rep.Removed)
 }
 
-// TestRepairWhileWriting runs repair over and over, with a short grace,
-// while four goroutines put artifacts into directories that also hold old
-// garbage: repair removes the garbage and nothing else, every put succeeds
-// and every version verifies afterwards.
+// TestRepairWhileWriting runs repair over and over (30 times, 10 with
+// -short) while four goroutines put artifacts into directories that also
+// hold garbage older than the grace: repair removes the garbage and
+// nothing else, every put succeeds and every version verifies afterwards.
+// The grace (30 minutes, the garbage being an hour old) is far longer than
+// any put, however slow the machine: files of live writers are never
+// within reach.
 func TestRepairWhileWriting(t *testing.T) {
 	root := t.TempDir()
 	s, err := fsstore.Open(root, fsstore.Options{MaxScanEntries: 1 << 20})
@@ -210,6 +213,7 @@ func TestRepairWhileWriting(t *testing.T) {
 	var wg sync.WaitGroup
 	var puts atomic.Int64
 	errs := make(chan error, 4)
+	warm := make(chan struct{}) // closed at the 8th put
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
@@ -227,14 +231,20 @@ func TestRepairWhileWriting(t *testing.T) {
 					errs <- err
 					return
 				}
-				puts.Add(1)
+				if puts.Add(1) == 8 {
+					close(warm)
+				}
 			}
 		}()
 	}
 	// Old garbage of crashed writers in the same directories: repair must
 	// remove exactly these while the live writers go on.
-	for puts.Load() < 8 {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-warm:
+	case err := <-errs:
+		stop.Store(true)
+		wg.Wait()
+		t.Fatalf("a put failed before repair ran: %v", err)
 	}
 	planted := map[string]bool{}
 	old := time.Now().Add(-time.Hour)
@@ -251,14 +261,13 @@ func TestRepairWhileWriting(t *testing.T) {
 			}
 		}
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	runs := 30
 	if testing.Short() {
-		deadline = time.Now().Add(time.Second)
+		runs = 10
 	}
-	runs := 0
 	var removed int64
-	for time.Now().Before(deadline) {
-		rep, err := repair.Repair(ctx, root, repair.Options{Grace: 2 * time.Second})
+	for range runs {
+		rep, err := repair.Repair(ctx, root, repair.Options{Grace: 30 * time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +280,6 @@ func TestRepairWhileWriting(t *testing.T) {
 		if rep.Corrupt != 0 {
 			t.Fatalf("repair saw a record without payload while writers were active: %+v", rep.CorruptItems)
 		}
-		runs++
 	}
 	stop.Store(true)
 	wg.Wait()

@@ -86,23 +86,19 @@ func (r *signalReader) Read(p []byte) (int, error) {
 }
 
 // TestEmulatorStoppedMidUpload stops the emulator while a large put
-// streams: the put fails (unavailable), quickly, and publishes nothing.
+// streams: the put fails (unavailable, after its bounded retries: a put
+// that retried on would fail the test by its timeout) and publishes
+// nothing.
 func TestEmulatorStoppedMidUpload(t *testing.T) {
 	srv := newEmulator(t)
 	s := openStore(t, newClient(t, srv.URL()), fastRetry)
 	sc := artifacts.AppScope("stop")
 	stopped := make(chan struct{})
 	r := &signalReader{n: 32 << 20, after: 2 << 20, at: func() { go func() { srv.Stop(); close(stopped) }() }}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	_, err := s.Put(ctx, sc, "big", r, artifacts.PutOptions{})
+	_, err := s.Put(context.Background(), sc, "big", r, artifacts.PutOptions{})
 	<-stopped
 	if code := artifacts.CodeOf(err); code != artifacts.CodeUnavailable {
 		t.Errorf("Put while the emulator stops = %v (code %q), want %s", err, code, artifacts.CodeUnavailable)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Put took %v after the emulator stopped", d)
 	}
 	if _, data, meta := published(srv, s, sc, "big", 1); data || meta {
 		t.Errorf("after the failed put: .data %v, .meta %v; want neither", data, meta)
@@ -110,8 +106,9 @@ func TestEmulatorStoppedMidUpload(t *testing.T) {
 }
 
 // TestServerErrors puts a proxy answering 500 or 503 to chosen requests in
-// front of the emulator: calls fail with unavailable after bounded retries,
-// nothing is half-published, and transient errors are retried away.
+// front of the emulator: calls fail with unavailable after at most
+// MaxAttempts attempts, nothing is half-published, and transient errors
+// are retried away.
 func TestServerErrors(t *testing.T) {
 	sc := artifacts.AppScope("errors")
 	large := bytes.Repeat([]byte("z"), 1<<20)
@@ -149,15 +146,13 @@ func TestServerErrors(t *testing.T) {
 				http.Error(w, `{"error":{"code":`+http.StatusText(tc.status)+`}}`, tc.status)
 				return true
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			start := time.Now()
+			ctx := context.Background()
 			_, err := s.Put(ctx, sc, "n", bytes.NewReader(tc.payload), artifacts.PutOptions{})
 			if code := artifacts.CodeOf(err); code != tc.wantErr {
 				t.Errorf("Put = %v (code %q), want %q", err, code, tc.wantErr)
 			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("Put took %v: retries are not bounded", d)
+			if n := failed.Load(); n > int32(fastRetry.MaxAttempts) {
+				t.Errorf("the proxy failed %d requests: retries are not bounded by MaxAttempts %d", n, fastRetry.MaxAttempts)
 			}
 			if failed.Load() == 0 {
 				t.Fatal("the proxy failed no request")
@@ -204,7 +199,8 @@ func TestServerErrors(t *testing.T) {
 func errOf[T any](_ T, err error) error { return err }
 
 // TestDeadlineNeverHangs puts a proxy that never answers in front of the
-// emulator: every call returns timeout soon after its deadline.
+// emulator: every call returns timeout once its deadline has passed (a
+// call that hung would fail the test by its timeout).
 func TestDeadlineNeverHangs(t *testing.T) {
 	s, _, px := proxied(t, gcsstore.Options{})
 	sc := artifacts.AppScope("hang")
@@ -238,14 +234,14 @@ func TestDeadlineNeverHangs(t *testing.T) {
 		wg.Go(func() {
 			for _, d := range []time.Duration{-time.Second, 200 * time.Millisecond} {
 				ctx, cancel := context.WithTimeout(context.Background(), d)
-				start := time.Now()
 				err := call(ctx)
+				expired := ctx.Err()
 				cancel()
 				if artifacts.CodeOf(err) != artifacts.CodeTimeout {
 					t.Errorf("%s with deadline %v against a silent server = %v, want %s", what, d, err, artifacts.CodeTimeout)
 				}
-				if el := time.Since(start); el > max(d, 0)+2*time.Second {
-					t.Errorf("%s with deadline %v took %v", what, d, el)
+				if expired == nil {
+					t.Errorf("%s with deadline %v returned %v before its deadline", what, d, err)
 				}
 			}
 		})
@@ -336,8 +332,7 @@ func TestRetriedCreateIsOurs(t *testing.T) {
 				conn.Close()
 				return true
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
+			ctx := context.Background()
 			rec, err := s.Put(ctx, sc, "n", strings.NewReader("payload"), artifacts.PutOptions{})
 			if err != nil {
 				t.Fatalf("Put with a dropped %s response: %v", k, err)

@@ -43,7 +43,9 @@ func dirState(t *testing.T, dir string) string {
 
 // While hydration and the confined API run, another goroutine keeps
 // replacing a directory inside the workspace with a symbolic link to a
-// directory outside. Nothing outside is ever read or written.
+// directory outside. Nothing outside is ever read or written. The race
+// runs until every party has done its share (swaps, hydrations, confined
+// calls, snapshots), however fast or slow the machine.
 func TestRaceSymlinkSwap(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
@@ -67,7 +69,15 @@ func TestRaceSymlinkSwap(t *testing.T) {
 	before := dirState(t, outside)
 
 	var stop atomic.Bool
-	var swaps, leaks, hydrates, ops atomic.Int64
+	var swaps, leaks, hydrates, ops, snaps atomic.Int64
+	enough := make(chan struct{})
+	var enoughOnce sync.Once
+	progressed := func() {
+		if swaps.Load() >= 100 && hydrates.Load() >= 5 && ops.Load() >= 300 && snaps.Load() >= 3 {
+			enoughOnce.Do(func() { close(enough) })
+		}
+	}
+	hydrated := make(chan struct{}, 1) // a snapshot follows every fourth hydration
 	var wg sync.WaitGroup
 	// The attacker: sub <-> symlink to outside, as fast as it can.
 	wg.Go(func() {
@@ -75,12 +85,13 @@ func TestRaceSymlinkSwap(t *testing.T) {
 		for i := 0; !stop.Load(); i++ {
 			moved := fmt.Sprintf("%s.moved%d", sub, i)
 			if os.Rename(sub, moved) != nil {
-				time.Sleep(time.Microsecond)
+				time.Sleep(time.Microsecond) // pacing, not synchronisation
 				continue
 			}
 			if os.Symlink(outside, sub) == nil {
 				swaps.Add(1)
-				time.Sleep(time.Duration(i%3) * time.Microsecond)
+				progressed()
+				time.Sleep(time.Duration(i%3) * time.Microsecond) // pacing
 				os.Remove(sub)
 			}
 			os.Rename(moved, sub)
@@ -91,8 +102,14 @@ func TestRaceSymlinkSwap(t *testing.T) {
 	wg.Go(func() {
 		for !stop.Load() {
 			_, err := w.Hydrate(ctx, 0, HydrateOptions{})
-			if err == nil {
-				hydrates.Add(1)
+			if err == nil && hydrates.Add(1)%4 == 1 {
+				progressed()
+				select {
+				case hydrated <- struct{}{}:
+				default:
+				}
+			} else if err == nil {
+				progressed()
 			} else if artifacts.CodeOf(err) == artifacts.CodeUnknown {
 				t.Errorf("hydrate: %v", err)
 			}
@@ -103,6 +120,7 @@ func TestRaceSymlinkSwap(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; !stop.Load(); i++ {
 				ops.Add(1)
+				progressed()
 				name := fmt.Sprintf("sub/f%02d.txt", i%20)
 				switch (i + g) % 8 {
 				case 0:
@@ -145,14 +163,21 @@ func TestRaceSymlinkSwap(t *testing.T) {
 			}
 		})
 	}
-	// Snapshots too, now and then.
+	// Snapshots too, one after every fourth hydration.
 	wg.Go(func() {
-		for !stop.Load() {
-			w.Snapshot(ctx, SnapshotOptions{})
-			time.Sleep(20 * time.Millisecond)
+		for {
+			select {
+			case <-enough:
+				return
+			case <-hydrated:
+			}
+			if _, err := w.Snapshot(ctx, SnapshotOptions{}); err == nil {
+				snaps.Add(1)
+				progressed()
+			}
 		}
 	})
-	time.Sleep(1500 * time.Millisecond)
+	<-enough
 	stop.Store(true)
 	wg.Wait()
 
@@ -197,5 +222,5 @@ func TestRaceSymlinkSwap(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d swaps, %d hydrations, %d confined calls, %d snapshots", swaps.Load(), hydrates.Load(), ops.Load(), len(page.Items))
+	t.Logf("%d swaps, %d hydrations, %d confined calls, %d snapshots (%d stored)", swaps.Load(), hydrates.Load(), ops.Load(), snaps.Load(), len(page.Items))
 }

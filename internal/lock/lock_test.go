@@ -254,27 +254,25 @@ func TestRefreshAndLoss(t *testing.T) {
 	defer cancel()
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(path, old, old)
-	deadline := time.Now().Add(5 * time.Second)
+	// Wait for the heartbeat, polling the file (the refresh is not
+	// observable otherwise); a refresh that never comes fails the test by
+	// its timeout, whatever the speed of the machine.
 	for {
-		fi, _ := os.Stat(path)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if fi.ModTime().After(old.Add(time.Minute)) {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("heartbeat not refreshed")
-		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polling interval
 	}
 	if ctx.Err() != nil {
 		t.Fatal("context cancelled while the lock is held")
 	}
 	// Someone takes the lock over: the holder's context is cancelled.
 	writeLock(t, path, Info{Host: "other", PID: 1, Token: "theirs", Purpose: "other"}, time.Now())
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("context not cancelled after the lock was lost")
-	}
+	<-ctx.Done() // a context never cancelled fails the test by its timeout
 	if !errors.Is(context.Cause(ctx), ErrLost) {
 		t.Fatalf("cause %v", context.Cause(ctx))
 	}

@@ -98,27 +98,24 @@ func TestRaceExtractSymlinkSwap(t *testing.T) {
 		}
 		return ps
 	}
-	stop := swapper(paths, outside, time.Millisecond)
+	stop := func() int64 { return 0 }
 	var ok, failed int
+	var swaps int64
 	for i := range 40 {
 		if i%8 == 0 {
-			// Build the target elsewhere: the swapper is watching parent.
+			// A fresh target, with the swapper stopped meanwhile: it would
+			// move directories of the old target back into place while it
+			// is removed.
+			swaps += stop()
 			staging := filepath.Join(t.TempDir(), "ws")
 			mustWrite(t, filepath.Join(staging, "keepdir", "k.txt"), "kept\n", 0o644)
-			// The swapper may be moving directories of the old target
-			// back into place while it is removed: retry until the
-			// rename lands.
-			var err error
-			for range 100 {
-				os.RemoveAll(target)
-				if err = os.Rename(staging, target); err == nil {
-					break
-				}
-				time.Sleep(time.Millisecond)
-			}
-			if err != nil {
+			if err := os.RemoveAll(target); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.Rename(staging, target); err != nil {
+				t.Fatal(err)
+			}
+			stop = swapper(paths, outside, time.Millisecond)
 		}
 		_, err := Extract(bytes.NewReader(data), int64(len(data)), target, ExtractOptions{Keep: []string{"keepdir"}})
 		if err != nil {
@@ -131,7 +128,7 @@ func TestRaceExtractSymlinkSwap(t *testing.T) {
 		}
 		checkOutside()
 	}
-	swaps := stop()
+	swaps += stop()
 	t.Logf("%d extractions succeeded, %d refused, %d swaps", ok, failed, swaps)
 	checkOutside()
 	noCanaryIn(t, target)

@@ -217,9 +217,24 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// errPortTaken is the error of an emulator that could not bind its port.
+var errPortTaken = errors.New("port taken")
+
 // startEmulator starts the binary with the memory backend on a free
-// loopback port, preloaded from data, and waits until it answers.
+// loopback port, preloaded from data, and waits until it answers. A port
+// that another process takes between its choice and the emulator's start
+// is replaced by another, a few times.
 func startEmulator(ts *testscript.TestScript, bin, data string) (*gcsEmulator, error) {
+	for range 4 {
+		e, err := startEmulatorOnce(ts, bin, data)
+		if !errors.Is(err, errPortTaken) {
+			return e, err
+		}
+	}
+	return startEmulatorOnce(ts, bin, data)
+}
+
+func startEmulatorOnce(ts *testscript.TestScript, bin, data string) (*gcsEmulator, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -248,8 +263,9 @@ func startEmulator(ts *testscript.TestScript, bin, data string) (*gcsEmulator, e
 	e := &gcsEmulator{cmd: c, done: make(chan struct{}), host: host}
 	go func() { c.Wait(); close(e.done) }()
 
+	// Poll until it answers or exits, however long a loaded machine takes
+	// to start it (the script's timeout bounds a server that hangs).
 	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := client.Get("http://" + host + "/storage/v1/b")
 		if err == nil {
@@ -258,17 +274,18 @@ func startEmulator(ts *testscript.TestScript, bin, data string) (*gcsEmulator, e
 			if resp.StatusCode == http.StatusOK {
 				return e, nil
 			}
-			err = fmt.Errorf("GET /storage/v1/b: %s", resp.Status)
 		}
 		select {
 		case <-e.done:
 			log, _ := os.ReadFile(ts.MkAbs("gcs-emulator.log"))
-			return nil, fmt.Errorf("fake-gcs-server on %s exited (%v): %s", host, c.ProcessState, log)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			e.kill()
-			return nil, fmt.Errorf("fake-gcs-server on %s does not answer: %v", host, err)
+			err := fmt.Errorf("fake-gcs-server on %s exited (%v): %s", host, c.ProcessState, log)
+			if bytes.Contains(log, []byte("address already in use")) {
+				// Another process took the free port before the emulator
+				// bound it.
+				err = fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+			return nil, err
+		case <-time.After(50 * time.Millisecond): // polling interval
 		}
 	}
 }

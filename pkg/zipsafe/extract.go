@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bufio"
 	"cmp"
-	"compress/flate"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -14,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/agentstore/agentstore/internal/osutil"
 )

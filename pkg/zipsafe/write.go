@@ -3,13 +3,14 @@ package zipsafe
 import (
 	"archive/zip"
 	"bufio"
-	"compress/flate"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/agentstore/agentstore/internal/osutil"
 )
@@ -38,11 +39,14 @@ type WriteOptions struct {
 	// func(rel string) bool { return rel == ".index" }.
 	Exclude func(rel string) bool
 	// Level is the Deflate level: LevelDefault (0) for DefaultLevel, 1 to 9
-	// or flate.DefaultCompression / flate.HuffmanOnly as in compress/flate,
-	// or LevelStore for no compression.
+	// or flate.DefaultCompression (-1) / flate.HuffmanOnly (-2) as in
+	// compress/flate, or LevelStore for no compression. Whatever the
+	// level, files that do not compress (by name: .png, .jpg, .zip, .gz,
+	// .mp4, ...; or by a trial of their first bytes) are stored.
 	Level int
 	// Progress, if set, is called after each file is written with the
-	// running number of files and file bytes.
+	// running number of files and file bytes. Calls come one at a time,
+	// in archive order, from a goroutine Write starts.
 	Progress func(files int, bytes int64)
 }
 
@@ -63,7 +67,8 @@ type WriteStats struct {
 // slash-separated paths relative to root, UTF-8 (the UTF-8 flag is set for
 // non-ASCII names). Each entry records its Unix permission bits (creator
 // Unix), so the executable bit survives a round trip. Files are compressed
-// with Deflate at opts.Level.
+// with Deflate at opts.Level, except those that would not shrink, which are
+// stored.
 //
 // Only regular files and directories are allowed: a symbolic link, device,
 // FIFO, socket, a name that [Extract] would refuse, or a file that changes
@@ -71,6 +76,12 @@ type WriteStats struct {
 // through root, so nothing outside it is ever opened, and each opened file or
 // directory is checked to be the very object that was examined, so a
 // concurrently swapped-in symbolic link is detected.
+//
+// Files of up to 2 MiB are read and compressed on every core at once (at
+// most 16 MiB of them in memory at a time) and written in order; larger
+// files stream through a 256 KiB buffer. Memory use therefore does not grow
+// with the size of the tree or of its files, apart from the central
+// directory (about 100 bytes per entry).
 //
 // The archive is streamed: w receives data as files are read. On error, the
 // data already written to w is an incomplete archive and must be discarded.
@@ -92,14 +103,20 @@ func Write(w io.Writer, root *os.Root, opts WriteOptions) (WriteStats, error) {
 	if method == zip.Deflate {
 		zw.RegisterCompressor(zip.Deflate, compressor(level))
 	}
-	wr := &treeWriter{zw: zw, lim: lim, opts: opts, method: method, buf: make([]byte, 256<<10)}
-	if err := wr.walk(root, "", nil); err != nil {
-		return wr.stats, err
+	p := newPacker(zw, lim, opts, method, level)
+	t := &treeWriter{p: p, lim: lim, opts: opts, method: method}
+	p.start()
+	if err := t.walk(root, "", nil); err != nil && err != errStopped {
+		p.fail(err)
+	}
+	stats, err := p.finish()
+	if err != nil {
+		return stats, err
 	}
 	if err := zw.Close(); err != nil {
-		return wr.stats, wrapErr(CodeIO, "", err)
+		return stats, wrapErr(CodeIO, "", err)
 	}
-	return wr.stats, nil
+	return stats, nil
 }
 
 var flatePools [flate.BestCompression - flate.HuffmanOnly + 1]sync.Pool
@@ -117,14 +134,20 @@ func (p *pooledFlate) Close() error {
 	return err
 }
 
-func compressor(level int) zip.Compressor {
+// newFlate returns a flate.Writer at level writing to w, from a pool.
+func newFlate(w io.Writer, level int) (*flate.Writer, *sync.Pool, error) {
 	pool := &flatePools[level-flate.HuffmanOnly]
+	if fw, ok := pool.Get().(*flate.Writer); ok {
+		fw.Reset(w)
+		return fw, pool, nil
+	}
+	fw, err := flate.NewWriter(w, level)
+	return fw, pool, err
+}
+
+func compressor(level int) zip.Compressor {
 	return func(w io.Writer) (io.WriteCloser, error) {
-		if fw, ok := pool.Get().(*flate.Writer); ok {
-			fw.Reset(w)
-			return &pooledFlate{fw, pool}, nil
-		}
-		fw, err := flate.NewWriter(w, level)
+		fw, pool, err := newFlate(w, level)
 		if err != nil {
 			return nil, err
 		}
@@ -132,13 +155,14 @@ func compressor(level int) zip.Compressor {
 	}
 }
 
+// treeWriter walks the tree in archive order and hands every entry to the
+// packer. It runs on the caller's goroutine (so Exclude is called there).
 type treeWriter struct {
-	zw     *zip.Writer
-	lim    Limits
-	opts   WriteOptions
-	method uint16
-	buf    []byte
-	stats  WriteStats
+	p       *packer
+	lim     Limits
+	opts    WriteOptions
+	method  uint16
+	entries int
 }
 
 func joinRel(dir, name string) string {
@@ -166,14 +190,16 @@ func describeType(m fs.FileMode) string {
 }
 
 func (t *treeWriter) countEntry(rel string) error {
-	if t.lim.MaxEntries > 0 && t.stats.Files+t.stats.Dirs >= t.lim.MaxEntries {
+	if t.lim.MaxEntries > 0 && t.entries >= t.lim.MaxEntries {
 		return newErr(CodeTooManyEntries, rel, "more than %d entries (Limits.MaxEntries)", t.lim.MaxEntries)
 	}
+	t.entries++
 	return nil
 }
 
-// walk writes the entries below dir, whose path relative to the top is rel.
-// dirInfo is dir's own FileInfo as seen by Lstat in its parent (nil at top).
+// walk hands the entries below dir, whose path relative to the top is rel,
+// to the packer. dirInfo is dir's own FileInfo as seen by Lstat in its
+// parent (nil at top).
 func (t *treeWriter) walk(dir *os.Root, rel string, dirInfo fs.FileInfo) error {
 	d, err := dir.Open(".")
 	if err != nil {
@@ -235,10 +261,9 @@ func (t *treeWriter) dir(parent *os.Root, name, rel string, fi fs.FileInfo) erro
 	defer sub.Close()
 	h := &zip.FileHeader{Name: rel + "/", Method: zip.Store, Modified: fi.ModTime()}
 	h.SetMode(fs.ModeDir | fi.Mode().Perm())
-	if _, err := t.zw.CreateHeader(h); err != nil {
-		return wrapErr(CodeIO, rel, err)
+	if err := t.p.send(&entry{kind: kindDir, rel: rel, hdr: h}); err != nil {
+		return err
 	}
-	t.stats.Dirs++
 	return t.walk(sub, rel, fi)
 }
 
@@ -254,42 +279,26 @@ func (t *treeWriter) file(parent *os.Root, name, rel string, fi fs.FileInfo) err
 	if err != nil {
 		return wrapErr(CodeIO, rel, err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return wrapErr(CodeIO, rel, err)
 	}
 	if !st.Mode().IsRegular() {
+		f.Close()
 		return newErr(CodeUnsupportedFileType, rel, "%s is not allowed in the tree", describeType(st.Mode()))
 	}
 	if !os.SameFile(st, fi) {
+		f.Close()
 		return newErr(CodeUnsupportedFileType, rel, "file was replaced while being read")
 	}
 	h := &zip.FileHeader{Name: rel, Method: t.method, Modified: st.ModTime()}
 	h.SetMode(st.Mode().Perm())
-	zf, err := t.zw.CreateHeader(h)
-	if err != nil {
-		return wrapErr(CodeIO, rel, err)
+	e := &entry{kind: kindStream, rel: rel, hdr: h, f: f, size: st.Size()}
+	if t.method == zip.Deflate && e.size <= bufferedMax {
+		e.kind = kindBuffered
 	}
-	var src io.Reader = f
-	remaining := int64(-1)
-	if t.lim.MaxBytes > 0 {
-		remaining = t.lim.MaxBytes - t.stats.Bytes
-		src = io.LimitReader(f, remaining+1)
-	}
-	n, err := io.CopyBuffer(zf, onlyReader{src}, t.buf)
-	t.stats.Bytes += n
-	if err != nil {
-		return wrapErr(CodeIO, rel, err)
-	}
-	if remaining >= 0 && n > remaining {
-		return newErr(CodeTooLarge, rel, "more than %d bytes in total (Limits.MaxBytes)", t.lim.MaxBytes)
-	}
-	t.stats.Files++
-	if t.opts.Progress != nil {
-		t.opts.Progress(t.stats.Files, t.stats.Bytes)
-	}
-	return nil
+	return t.p.send(e) // closes f on error
 }
 
 // onlyReader hides WriterTo/ReaderFrom so io.CopyBuffer uses our buffer.

@@ -11,8 +11,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
 
@@ -31,7 +34,8 @@ type ExtractOptions struct {
 	// never extracted, so an archive cannot forge them.
 	Keep []string
 	// Progress, if set, is called after each file is extracted with the
-	// running number of files and bytes.
+	// running number of files and bytes. Files are extracted by several
+	// goroutines; calls come one at a time.
 	Progress func(files int, bytes int64)
 }
 
@@ -94,7 +98,7 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 	if size < 0 {
 		return ExtractStats{}, newErr(CodeCorruptArchive, "", "negative archive size")
 	}
-	zr, err := zip.NewReader(r, size)
+	zr, err := zip.NewReader(newWindowReader(r, size), size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return ExtractStats{}, wrapErr(CodeCorruptArchive, "", err)
 	}
@@ -141,17 +145,16 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 	}
 	x := &extractor{
 		root:     root,
+		archive:  r,
+		size:     size,
 		lim:      lim,
 		made:     make(map[string]bool),
-		buf:      make([]byte, 256<<10),
-		br:       bufio.NewReaderSize(nil, 256<<10),
 		progress: opts.Progress,
 	}
 	err = x.run(plan)
 	if err == nil && oldExists && len(keep) > 0 {
 		err = copyKept(absTarget, root, keep)
 	}
-	x.closeCache()
 	root.Close()
 	if err != nil {
 		return ExtractStats{}, err
@@ -187,6 +190,7 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 
 type planned struct {
 	f    *zip.File
+	off  int64 // of the entry's data in the archive
 	dir  bool
 	exec bool
 }
@@ -313,7 +317,7 @@ func validate(zr *zip.Reader, size int64, lim Limits, keep map[string]bool) ([]p
 		if top, _, _ := strings.Cut(key, "/"); keep[top] {
 			continue
 		}
-		plan = append(plan, planned{f: f, dir: isDir, exec: exec})
+		plan = append(plan, planned{f: f, off: off, dir: isDir, exec: exec})
 	}
 	slices.SortFunc(spans, func(a, b span) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end))
@@ -331,40 +335,93 @@ func validate(zr *zip.Reader, size int64, lim Limits, keep map[string]bool) ([]p
 	return plan, nil
 }
 
+// extractor writes the planned entries into root: the directories first,
+// in order, then the files with one worker per core (at most maxWorkers).
 type extractor struct {
-	root      *os.Root
-	lim       Limits
-	made      map[string]bool
-	buf       []byte
-	br        *bufio.Reader
-	fr        io.ReadCloser
-	progress  func(int, int64)
-	stats     ExtractStats
-	cacheDir  string
-	cacheRoot *os.Root
+	root     *os.Root
+	archive  io.ReaderAt
+	size     int64
+	lim      Limits
+	made     map[string]bool
+	progress func(int, int64)
+
+	mu    sync.Mutex // guards stats after the directories are made
+	stats ExtractStats
+	bytes atomic.Int64 // file bytes written so far, by all workers
+}
+
+// maxWorkers bounds the files extracted at once.
+const maxWorkers = 4
+
+// fileWriter is a file of the new tree being written.
+type fileWriter interface {
+	io.Writer
+	Close() error
 }
 
 func (x *extractor) run(plan []planned) error {
+	files := make([]planned, 0, len(plan))
 	for _, p := range plan {
 		key := strings.TrimSuffix(p.f.Name, "/")
-		if p.dir {
-			if err := x.mkdirs(key); err != nil {
-				return wrapErr(CodeIO, p.f.Name, err)
+		if !p.dir {
+			files = append(files, p)
+			key = key[:max(strings.LastIndexByte(key, '/'), 0)]
+		}
+		if err := x.mkdirs(key); err != nil {
+			return wrapErr(CodeIO, p.f.Name, err)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), maxWorkers, len(files))
+	if workers <= 1 {
+		w := x.newWorker()
+		defer w.close()
+		for _, p := range files {
+			if err := w.file(p); err != nil {
+				return err
 			}
-			continue
 		}
-		if err := x.file(p, key); err != nil {
-			return err
-		}
+		return nil
 	}
-	return nil
-}
-
-func (x *extractor) closeCache() {
-	if x.cacheRoot != nil {
-		x.cacheRoot.Close()
-		x.cacheRoot, x.cacheDir = nil, ""
+	// Entries are handed out in order; after the first failure no more
+	// are, and the failure of the earliest entry is reported: the one a
+	// sequential extraction would have met first.
+	type failure struct {
+		i   int
+		err error
 	}
+	var (
+		next   atomic.Int64
+		failMu sync.Mutex
+		first  = failure{i: len(files)}
+		wg     sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := x.newWorker()
+			defer w.close()
+			for {
+				i := int(next.Add(1) - 1)
+				failMu.Lock()
+				stop := i >= first.i
+				failMu.Unlock()
+				if stop {
+					return
+				}
+				if err := w.file(files[i]); err != nil {
+					failMu.Lock()
+					if i < first.i {
+						first = failure{i, err}
+					}
+					failMu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first.err
 }
 
 // mkdirs creates dir and its missing parents inside the root.
@@ -385,96 +442,95 @@ func (x *extractor) mkdirs(dir string) error {
 	return nil
 }
 
-// dirRoot returns an os.Root for dir (relative to x.root), caching the last one.
-func (x *extractor) dirRoot(dir string) (*os.Root, error) {
-	if dir == "" {
-		return x.root, nil
-	}
-	if x.cacheRoot != nil && x.cacheDir == dir {
-		return x.cacheRoot, nil
-	}
-	x.closeCache()
-	r, err := x.root.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	x.cacheRoot, x.cacheDir = r, dir
-	return r, nil
+// worker extracts files with buffers, an inflater, a window on the
+// archive and an open directory of its own.
+type worker struct {
+	x    *extractor
+	dirs dirCache
+	win  *windowReader
+	buf  []byte
+	br   *bufio.Reader
+	fr   io.ReadCloser
 }
 
-func (x *extractor) file(p planned, key string) error {
+func (x *extractor) newWorker() *worker {
+	return &worker{
+		x:    x,
+		dirs: dirCache{root: x.root},
+		win:  newWindowReader(x.archive, x.size),
+		buf:  make([]byte, 256<<10),
+		br:   bufio.NewReaderSize(nil, 256<<10),
+	}
+}
+
+func (w *worker) close() { w.dirs.close() }
+
+func (w *worker) file(p planned) error {
 	name := p.f.Name
-	dir, base := "", key
-	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		dir, base = key[:i], key[i+1:]
-	}
-	if err := x.mkdirs(dir); err != nil {
-		return wrapErr(CodeIO, name, err)
-	}
-	d, err := x.dirRoot(dir)
-	if err != nil {
-		return wrapErr(CodeIO, name, err)
+	dir, base := "", name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		dir, base = name[:i], name[i+1:]
 	}
 	perm := os.FileMode(0o600)
 	if p.exec {
 		perm = 0o700
 	}
-	out, err := d.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	out, err := w.dirs.create(dir, base, perm)
 	if err != nil {
 		return wrapErr(CodeIO, name, err)
 	}
-	err = x.copyData(p.f, out)
+	err = w.copyData(p, out)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = wrapErr(CodeIO, name, cerr)
 	}
 	if err != nil {
 		return err
 	}
+	x := w.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	x.stats.Files++
+	x.stats.Bytes += int64(p.f.UncompressedSize64)
 	if x.progress != nil {
 		x.progress(x.stats.Files, x.stats.Bytes)
 	}
 	return nil
 }
 
-func (x *extractor) copyData(f *zip.File, out io.Writer) error {
+func (w *worker) copyData(p planned, out io.Writer) error {
+	f, x := p.f, w.x
 	name := f.Name
-	raw, err := f.OpenRaw()
-	if err != nil {
-		return wrapErr(CodeCorruptArchive, name, err)
-	}
-	src := raw
+	var src io.Reader = io.NewSectionReader(w.win, p.off, int64(f.CompressedSize64))
 	if f.Method == zip.Deflate {
-		x.br.Reset(raw)
-		if x.fr == nil {
-			x.fr = flate.NewReader(x.br)
-		} else if err := x.fr.(flate.Resetter).Reset(x.br, nil); err != nil {
+		w.br.Reset(src)
+		if w.fr == nil {
+			w.fr = flate.NewReader(w.br)
+		} else if err := w.fr.(flate.Resetter).Reset(w.br, nil); err != nil {
 			return wrapErr(CodeCorruptArchive, name, err)
 		}
-		src = x.fr
+		src = w.fr
 	}
 	crc := crc32.NewIEEE()
 	declared, csize := f.UncompressedSize64, max(f.CompressedSize64, 1)
 	var written uint64
 	for {
-		n, rerr := src.Read(x.buf)
+		n, rerr := src.Read(w.buf)
 		if n > 0 {
-			w := written + uint64(n)
-			if w > declared {
+			nw := written + uint64(n)
+			if nw > declared {
 				return newErr(CodeSizeMismatch, name, "data inflates past its declared size of %d bytes", declared)
 			}
-			if x.lim.MaxBytes > 0 && x.stats.Bytes+int64(n) > x.lim.MaxBytes {
+			if total := x.bytes.Add(int64(n)); x.lim.MaxBytes > 0 && total > x.lim.MaxBytes {
 				return newErr(CodeTooLarge, name, "more than %d bytes in total (Limits.MaxBytes)", x.lim.MaxBytes)
 			}
-			if x.lim.MaxRatio > 0 && w > RatioFloor && w/csize > uint64(x.lim.MaxRatio) {
+			if x.lim.MaxRatio > 0 && nw > RatioFloor && nw/csize > uint64(x.lim.MaxRatio) {
 				return newErr(CodeRatioExceeded, name, "compression ratio exceeds %d (Limits.MaxRatio)", x.lim.MaxRatio)
 			}
-			crc.Write(x.buf[:n])
-			if _, err := out.Write(x.buf[:n]); err != nil {
+			crc.Write(w.buf[:n])
+			if _, err := out.Write(w.buf[:n]); err != nil {
 				return wrapErr(CodeIO, name, err)
 			}
-			written = w
-			x.stats.Bytes += int64(n)
+			written = nw
 		}
 		if rerr == io.EOF {
 			break
@@ -617,4 +673,53 @@ func removeAll(path string) {
 			return
 		}
 	}
+}
+
+// windowReader serves the small reads archive/zip makes (local headers,
+// entry data through a SectionReader) from one window of the archive read
+// ahead, so that extracting many small entries, which lie one after the
+// other, costs a read per window instead of several per entry.
+type windowReader struct {
+	r    io.ReaderAt
+	size int64
+	buf  []byte
+	off  int64 // archive offset of buf[0]
+	n    int   // valid bytes in buf
+}
+
+const readWindow = 1 << 20
+
+func newWindowReader(r io.ReaderAt, size int64) *windowReader {
+	return &windowReader{r: r, size: size}
+}
+
+// ReadAt reads from the window, refilling it at off when off is outside;
+// reads of a window or more go to the archive directly.
+func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) >= readWindow/2 {
+		return w.r.ReadAt(p, off)
+	}
+	if off < w.off || off+int64(len(p)) > w.off+int64(w.n) {
+		if w.buf == nil {
+			w.buf = make([]byte, readWindow)
+		}
+		if off < 0 || off >= w.size {
+			return w.r.ReadAt(p, off)
+		}
+		n, err := w.r.ReadAt(w.buf[:min(int64(readWindow), w.size-off)], off)
+		if err == io.EOF && n > 0 {
+			err = nil
+		}
+		w.off, w.n = off, n
+		if err != nil {
+			w.n = 0
+			return 0, err
+		}
+	}
+	start := int(off - w.off)
+	n := copy(p, w.buf[start:w.n])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }

@@ -1,37 +1,59 @@
 #!/usr/bin/env bash
 # compare.sh: time workspace snapshot and hydrate against Debian's zip and
-# unzip on one tree, side by side, then run the Go benchmarks that report
-# the peak heap for two tree sizes.
+# unzip, side by side, on trees of the given shapes.
 #
-#   pkg/workspace/bench/compare.sh [WORKDIR]
+#   pkg/workspace/bench/compare.sh [FILES:BYTES ...]
 #
-# Environment: FILES (10000), BYTES (200000000), RUNS (3), BENCHTIME (2x).
-# WORKDIR defaults to a new directory under $TMPDIR (or /tmp); it is removed
-# at the end unless KEEP=1. Every tool reads and writes under WORKDIR, so
-# all of them see the same filesystem. The tools are run interleaved, RUNS
-# times each, and the median is reported: wall time, CPU time (user+sys,
-# which is what a busy machine distorts least) and peak RSS.
+# Each argument is a tree shape: FILES files totalling about BYTES bytes
+# (word text, see gentree). Without arguments the four shapes of issue 17
+# are run: 3000:60000000 20000:20000000 10000:200000000 1000:1000000000
+# (the last is 1,000 files of 1 MB).
+#
+# Needs: go, zip, unzip, GNU time (/usr/bin/time) and bc; missing Debian
+# packages are installed with apt-get (as root, or with sudo).
+#
+# Environment: RUNS (3) timed runs of each tool per shape; WORKDIR (a new
+# directory under $TMPDIR or /tmp), removed at the end unless KEEP=1;
+# BENCH=1 also runs the Go benchmarks that report the peak heap.
+#
+# Every tool reads and writes under WORKDIR, so all see the same
+# filesystem. The tools run interleaved (zip, snapshot, unzip, hydrate;
+# RUNS times), each after a sync, and the median is reported: wall time,
+# CPU time (user+sys) and peak RSS, then the ratios zip/snapshot and
+# unzip/hydrate (above 1: ours is faster). Both archivers write a new
+# archive and both extractors write into an empty directory.
 set -euo pipefail
 
-FILES=${FILES:-10000}
-BYTES=${BYTES:-200000000}
 RUNS=${RUNS:-3}
-BENCHTIME=${BENCHTIME:-2x}
 REPO=$(cd "$(dirname "$0")/../../.." && pwd)
+if [ $# -eq 0 ]; then
+	set -- 3000:60000000 20000:20000000 10000:200000000 1000:1000000000
+fi
+for shape in "$@"; do
+	if ! [[ $shape =~ ^[0-9]+:[0-9]+$ ]]; then
+		echo "compare.sh: bad shape $shape: want FILES:BYTES, e.g. 3000:60000000" >&2
+		exit 2
+	fi
+done
 
 need_pkgs=()
 command -v zip >/dev/null || need_pkgs+=(zip)
 command -v unzip >/dev/null || need_pkgs+=(unzip)
+command -v bc >/dev/null || need_pkgs+=(bc)
 [ -x /usr/bin/time ] || need_pkgs+=(time)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	SUDO=""
 	[ "$(id -u)" -eq 0 ] || SUDO=sudo
-	echo "installing ${need_pkgs[*]} with apt-get" >&2
+	echo "compare.sh needs ${need_pkgs[*]}: installing with apt-get" >&2
 	$SUDO apt-get update -qq
 	$SUDO apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
 fi
+command -v go >/dev/null || {
+	echo "compare.sh needs the go command" >&2
+	exit 1
+}
 
-BASE=${1:-$(mktemp -d "${TMPDIR:-/tmp}/ws-compare.XXXXXX")}
+BASE=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/ws-compare.XXXXXX")}
 mkdir -p "$BASE"
 BASE=$(cd "$BASE" && pwd)
 cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$BASE"; }
@@ -43,53 +65,86 @@ go build -o "$BASE/wsbench" ./pkg/workspace/bench/wsbench
 
 # The session bench/bench/s lives in directory DirName("bench", "s").
 DIR=$(printf 'bench\0s' | sha256sum | cut -c1-32)
-TREE="$BASE/scratch/$DIR"
-echo "generating $FILES files, $BYTES bytes in $TREE" >&2
-"$BASE/gentree" -files "$FILES" -bytes "$BYTES" "$TREE"
-mkdir -p "$BASE/store" "$BASE/target"
 
-TIMES="$BASE/times.tsv"
-: >"$TIMES"
-# timed LABEL CMD...: run CMD, append "LABEL wall cpu maxrss_kb" to TIMES.
+# timed FILE LABEL CMD...: run CMD, append "LABEL wall cpu maxrss_kb" to FILE.
 timed() {
-	local label=$1
-	shift
+	local file=$1 label=$2
+	shift 2
 	/usr/bin/time -o "$BASE/time.out" -f "%e %U %S %M" "$@" >/dev/null
+	local wall user sys rss
 	read -r wall user sys rss <"$BASE/time.out"
-	echo "$label $wall $(echo "$user + $sys" | bc) $rss" >>"$TIMES"
+	echo "$label $wall $(echo "$user + $sys" | bc) $rss" >>"$file"
 }
 
-for run in $(seq "$RUNS"); do
-	echo "run $run/$RUNS" >&2
-	sync
-	rm -f "$BASE/tree.zip"
-	timed "zip -r -q" sh -c "cd '$TREE' && zip -r -q '$BASE/tree.zip' ."
-	sync
-	rm -rf "$BASE/store/v1"
-	timed "ws snapshot" "$BASE/wsbench" -op snapshot -scratch "$BASE/scratch" -store "$BASE/store"
-	sync
-	rm -rf "$BASE/out"
-	timed "unzip -q" unzip -q -d "$BASE/out" "$BASE/tree.zip"
-	sync
-	rm -rf "${BASE:?}/target/$DIR"
-	timed "ws hydrate" "$BASE/wsbench" -op hydrate -scratch "$BASE/target" -store "$BASE/store"
-done
-
-echo
-echo "tree: $FILES files, $(du -sb "$TREE" | cut -f1) bytes; zip archive $(stat -c %s "$BASE/tree.zip") bytes, ws snapshot $(find "$BASE/store" -name 'v-*.data' -printf '%s')" bytes
-echo "median of $RUNS runs ($(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
-printf '%-14s %10s %10s %12s\n' tool wall_s cpu_s max_rss_MB
-# median COLUMN LABEL: the median of one column (1 wall, 2 cpu, 3 rss) of
-# a tool's rows.
+# median FILE COLUMN LABEL: the median of one column (1 wall, 2 cpu, 3 rss)
+# of a tool's rows.
 median() {
-	grep "^$2 [0-9]" "$TIMES" | sed "s/^$2 //" | cut -d' ' -f"$1" | sort -n |
+	grep "^$3 [0-9]" "$1" | sed "s/^$3 //" | cut -d' ' -f"$2" | sort -n |
 		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
-for label in "zip -r -q" "ws snapshot" "unzip -q" "ws hydrate"; do
-	printf '%-14s %10.2f %10.2f %12.1f\n' "$label" "$(median 1 "$label")" "$(median 2 "$label")" \
-		"$(echo "$(median 3 "$label") / 1024" | bc -l)"
+
+ratio() { echo "scale=2; $1 / $2" | bc -l; }
+
+SUMMARY="$BASE/summary.txt"
+: >"$SUMMARY"
+echo "$(nproc) CPUs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+for shape in "$@"; do
+	files=${shape%%:*}
+	bytes=${shape##*:}
+	S="$BASE/$files-$bytes"
+	TREE="$S/scratch/$DIR"
+	echo
+	echo "== shape $files files, $bytes bytes: generating in $TREE" >&2
+	rm -rf "$S"
+	mkdir -p "$S/store" "$S/target"
+	"$BASE/gentree" -files "$files" -bytes "$bytes" "$TREE"
+	TIMES="$S/times.tsv"
+	: >"$TIMES"
+	for run in $(seq "$RUNS"); do
+		echo "run $run/$RUNS" >&2
+		sync
+		rm -f "$S/tree.zip"
+		timed "$TIMES" "zip" sh -c "cd '$TREE' && zip -r -q '$S/tree.zip' ."
+		sync
+		rm -rf "$S/store/v1"
+		timed "$TIMES" "snapshot" "$BASE/wsbench" -op snapshot -scratch "$S/scratch" -store "$S/store"
+		sync
+		rm -rf "$S/out"
+		timed "$TIMES" "unzip" unzip -q -d "$S/out" "$S/tree.zip"
+		sync
+		rm -rf "${S:?}/target/$DIR"
+		timed "$TIMES" "hydrate" "$BASE/wsbench" -op hydrate -scratch "$S/target" -store "$S/store"
+	done
+	if ! diff -r -q -x .agentstore-index "$S/out" "$S/target/$DIR" >&2; then
+		echo "compare.sh: hydrate and unzip produced different trees" >&2
+		exit 1
+	fi
+	echo "tree: $files files, $(du -sb "$TREE" | cut -f1) bytes; zip archive $(stat -c %s "$S/tree.zip") bytes, ws snapshot $(find "$S/store" -name 'v-*.data' -printf '%s') bytes"
+	echo "median of $RUNS runs, load average now $(cut -d' ' -f1-3 /proc/loadavg):"
+	printf '%-10s %8s %8s %12s\n' tool wall_s cpu_s max_rss_MB
+	for label in zip snapshot unzip hydrate; do
+		printf '%-10s %8.2f %8.2f %12.1f\n' "$label" "$(median "$TIMES" 1 $label)" "$(median "$TIMES" 2 $label)" \
+			"$(echo "$(median "$TIMES" 3 $label) / 1024" | bc -l)"
+	done
+	zw=$(median "$TIMES" 1 zip) zc=$(median "$TIMES" 2 zip)
+	sw=$(median "$TIMES" 1 snapshot) sc=$(median "$TIMES" 2 snapshot)
+	uw=$(median "$TIMES" 1 unzip) uc=$(median "$TIMES" 2 unzip)
+	hw=$(median "$TIMES" 1 hydrate) hc=$(median "$TIMES" 2 hydrate)
+	printf '| %s files, %s MB | %.2f / %.2f | %.2f / %.2f | %.2fx / %.2fx | %.2f / %.2f | %.2f / %.2f | %.2fx / %.2fx | %.0f / %.0f |\n' \
+		"$files" "$((bytes / 1000000))" "$zw" "$zc" "$sw" "$sc" "$(ratio "$zw" "$sw")" "$(ratio "$zc" "$sc")" \
+		"$uw" "$uc" "$hw" "$hc" "$(ratio "$uw" "$hw")" "$(ratio "$uc" "$hc")" \
+		"$(echo "$(median "$TIMES" 3 snapshot) / 1024" | bc -l)" "$(echo "$(median "$TIMES" 3 hydrate) / 1024" | bc -l)" >>"$SUMMARY"
+	[ "${KEEP:-0}" = 1 ] || rm -rf "$S"
 done
 
 echo
-echo "Go benchmarks (peak heap at three tree sizes, and the tree above):"
-TMPDIR="$BASE" WORKSPACE_BENCH_SCRATCH="$BASE/scratch" go test -run '^$' -bench 'Benchmark(Snapshot|Hydrate)' -benchtime "$BENCHTIME" ./pkg/workspace/
+echo "Summary (wall s / CPU s; ratios above 1: ours faster; load average now $(cut -d' ' -f1-3 /proc/loadavg)):"
+echo "| tree | zip -r | ws snapshot | zip/snapshot | unzip | ws hydrate | unzip/hydrate | peak RSS MB snapshot / hydrate |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+cat "$SUMMARY"
+
+if [ "${BENCH:-0}" = 1 ]; then
+	echo
+	echo "Go benchmarks (peak heap):"
+	TMPDIR="$BASE" go test -run '^$' -bench 'Benchmark(Snapshot|Hydrate)' -benchtime 2x ./pkg/workspace/
+fi

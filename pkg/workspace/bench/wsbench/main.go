@@ -4,6 +4,9 @@
 //
 //	wsbench -op snapshot -scratch SCRATCH -store STORE
 //	wsbench -op hydrate -scratch TARGET -store STORE
+//
+// With -cpuprofile FILE it writes a CPU profile of the operation (for go
+// tool pprof).
 package main
 
 import (
@@ -11,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
@@ -21,8 +25,22 @@ func main() {
 	op := flag.String("op", "", "snapshot or hydrate")
 	scratch := flag.String("scratch", "", "scratch root")
 	store := flag.String("store", "", "filesystem store root")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
-	if err := run(*op, *scratch, *store); err != nil {
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wsbench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+	}
+	err := run(*op, *scratch, *store)
+	pprof.StopCPUProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "wsbench:", err)
 		os.Exit(1)
 	}

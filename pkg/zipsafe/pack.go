@@ -28,8 +28,13 @@ const (
 	// for their turn may hold at once.
 	budgetBytes = 16 << 20
 	// window bounds the entries (and so the open files) between the walk
-	// and the writer.
-	window = 64
+	// and the writer; they are handed over in batches of up to batchSize,
+	// so that many small files cost few goroutine wake-ups.
+	window    = 64
+	batchSize = 16
+	// inlineMax is the size up to which the walk reads and compresses a
+	// file itself: handing it to a worker would cost more than the work.
+	inlineMax = 8 << 10
 	// probeBytes is how much of a streamed file is compressed on trial to
 	// decide whether it is worth compressing at all.
 	probeBytes = 64 << 10
@@ -116,6 +121,17 @@ func (b *budget) acquire(n int64) bool {
 	return true
 }
 
+// tryAcquire takes n if it is free now.
+func (b *budget) tryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.free < n || b.stopped {
+		return false
+	}
+	b.free -= n
+	return true
+}
+
 func (b *budget) release(n int64) {
 	b.mu.Lock()
 	b.free += n
@@ -143,13 +159,18 @@ type packer struct {
 	method uint16
 	level  int
 
-	order    chan *entry // walk -> writer, archive order
-	work     chan *entry // walk -> workers
+	order    chan []*entry // walk -> writer, archive order, in batches
+	work     chan *entry   // walk -> workers
 	quit     chan struct{}
 	quitOnce sync.Once
 	budget   budget
 	workers  sync.WaitGroup
 	written  chan struct{} // closed when the writer returned
+
+	// Owned by the walk: the batch being filled and a compressor for the
+	// files it compresses itself.
+	pending []*entry
+	inline  *flate.Writer
 
 	// Owned by the writer goroutine.
 	stats WriteStats
@@ -162,7 +183,7 @@ type packer struct {
 func newPacker(zw *zip.Writer, lim Limits, opts WriteOptions, method uint16, level int) *packer {
 	p := &packer{
 		zw: zw, lim: lim, opts: opts, method: method, level: level,
-		order:   make(chan *entry, window),
+		order:   make(chan []*entry, window/batchSize),
 		work:    make(chan *entry, window),
 		quit:    make(chan struct{}),
 		written: make(chan struct{}),
@@ -204,49 +225,89 @@ func (p *packer) stopped() bool {
 	}
 }
 
-// send hands e to the writer (and a buffered entry to a worker). It returns
-// errStopped, having closed e.f, when the writer has failed.
+// send hands e to the writer (and a buffered entry to a worker, unless it
+// is small enough for the walk to compress at once). It returns
+// errStopped, having closed every file not handed over, when the writer
+// has failed.
 func (p *packer) send(e *entry) error {
 	if e.kind == kindBuffered {
 		e.need = 2*e.size + 4<<10
 		e.done = make(chan struct{})
-		if !p.budget.acquire(e.need) {
-			e.f.Close()
-			return errStopped
+		if !p.budget.tryAcquire(e.need) {
+			// The writer gives the budget back only for entries it has.
+			if err := p.flush(); err != nil {
+				e.f.Close()
+				return err
+			}
+			if !p.budget.acquire(e.need) {
+				e.f.Close()
+				p.drop()
+				return errStopped
+			}
 		}
 	}
-	select {
-	case p.order <- e:
-	case <-p.quit:
-		p.budget.release(e.need)
-		if e.f != nil {
-			e.f.Close()
+	p.pending = append(p.pending, e)
+	switch {
+	case e.kind == kindBuffered && e.size <= inlineMax:
+		if !p.stopped() {
+			p.inline = p.compress(e, p.inline)
 		}
-		return errStopped
-	}
-	if e.kind == kindBuffered {
+		close(e.done)
+	case e.kind == kindBuffered:
 		p.work <- e // workers take every entry sent until work is closed
+	}
+	if len(p.pending) >= batchSize {
+		return p.flush()
 	}
 	return nil
 }
 
-// fail ends the archive at this point of the walk with err.
-func (p *packer) fail(err error) {
+// flush hands the pending entries to the writer.
+func (p *packer) flush() error {
+	if len(p.pending) == 0 {
+		return nil
+	}
 	select {
-	case p.order <- &entry{kind: kindFail, err: err}:
+	case p.order <- p.pending:
+		p.pending = make([]*entry, 0, batchSize)
+		return nil
 	case <-p.quit:
+		p.drop()
+		return errStopped
 	}
 }
 
-// finish waits for the writer and the workers and returns the writer's
-// stats and first error.
+// drop closes the files of the pending entries once no worker reads them.
+func (p *packer) drop() {
+	for _, e := range p.pending {
+		if e.done != nil {
+			<-e.done
+		}
+		if e.f != nil {
+			e.f.Close()
+		}
+	}
+	p.pending = nil
+}
+
+// fail ends the archive at this point of the walk with err.
+func (p *packer) fail(err error) {
+	p.pending = append(p.pending, &entry{kind: kindFail, err: err})
+	p.flush()
+}
+
+// finish hands over what is pending, waits for the writer and the
+// workers and returns the writer's stats and first error.
 func (p *packer) finish() (WriteStats, error) {
+	p.flush()
 	close(p.order)
 	close(p.work)
 	<-p.written
 	p.workers.Wait()
-	if p.probe != nil {
-		flatePools[p.level-flate.HuffmanOnly].Put(p.probe)
+	for _, fw := range []*flate.Writer{p.probe, p.inline} {
+		if fw != nil {
+			flatePools[p.level-flate.HuffmanOnly].Put(fw)
+		}
 	}
 	return p.stats, p.err
 }
@@ -317,16 +378,18 @@ func (p *packer) compress(e *entry, fw *flate.Writer) *flate.Writer {
 
 // writeAll writes the entries in order until the first error, then drains.
 func (p *packer) writeAll() {
-	for e := range p.order {
-		if p.err == nil {
-			if err := p.write(e); err != nil {
-				p.err = err
-				p.stop()
+	for batch := range p.order {
+		for _, e := range batch {
+			if p.err == nil {
+				if err := p.write(e); err != nil {
+					p.err = err
+					p.stop()
+				}
+			} else if e.kind == kindBuffered {
+				<-e.done
 			}
-		} else if e.kind == kindBuffered {
-			<-e.done
+			p.release(e)
 		}
-		p.release(e)
 	}
 }
 

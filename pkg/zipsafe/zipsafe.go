@@ -18,6 +18,14 @@
 // directory renamed into place. On any error the target is left exactly as it
 // was and the temporary directory is removed.
 //
+// Both directions use every core: [Write] reads and compresses files
+// ahead of the archive on one worker per core (within a fixed memory
+// budget) and writes them in order; [Extract] creates the validated
+// files on up to four workers. Deflate is github.com/klauspost/compress's
+// (faster than compress/flate both ways, same format); files that would
+// not shrink (already compressed formats by name, anything else by a
+// trial) are stored.
+//
 // Every refusal is an [*Error] carrying a stable [Code] and the name of the
 // offending entry; use [CodeOf] to classify an error.
 //

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/zipsafe"
 )
 
 // MaxLineBytes is the longest line ReadLines returns; longer lines are cut
@@ -57,7 +58,9 @@ func osError(op string, scope *artifacts.Scope, name string, err error) error {
 // cleanPath validates a slash-separated path relative to a root and returns
 // it cleaned ("." for the root itself, allowed only when allowRoot). It
 // refuses empty and absolute paths, NUL, paths that climb out with "..",
-// and, when reserved is set, any component beginning with ReservedPrefix.
+// and, when reserved is set, every path with a component that IsReserved
+// reports: the index's name is refused at any depth, because a symbolic
+// link to the top ("self/.agentstore-index" with self -> .) would reach it.
 func cleanPath(op string, scope *artifacts.Scope, name string, allowRoot, reserved bool) (string, error) {
 	bad := func(format string, args ...any) (string, error) {
 		return "", pathError(artifacts.CodeInvalidArgument, op, scope, nil, "path %q: "+format, append([]any{name}, args...)...)
@@ -81,12 +84,38 @@ func cleanPath(op string, scope *artifacts.Scope, name string, allowRoot, reserv
 	}
 	if reserved && p != "." {
 		for c := range strings.SplitSeq(p, "/") {
-			if strings.HasPrefix(c, ReservedPrefix) {
+			if IsReserved(c) {
 				return "", pathError(artifacts.CodePermission, op, scope, nil, "path %q: %q is reserved for the workspace manager", name, c)
 			}
 		}
 	}
 	return p, nil
+}
+
+// storable refuses, with CodeInvalidName, a cleaned path that a snapshot
+// could not hold (zipsafe.CheckName under the manager's limits), so that
+// no confined write can leave a name behind that would make every later
+// snapshot fail.
+func (w *Workspace) storable(op, name, p string) error {
+	if err := zipsafe.CheckName(p, w.m.opts.Limits); err != nil {
+		var ze *zipsafe.Error
+		msg := err.Error()
+		if errors.As(err, &ze) && ze.Err != nil {
+			msg = ze.Err.Error()
+		}
+		return pathError(artifacts.CodeInvalidName, op, &w.scope, err, "path %q cannot be kept in a snapshot (%s); choose another name", name, msg)
+	}
+	return nil
+}
+
+// writablePath is cleanPath for the paths a confined call creates: not
+// the workspace itself, not reserved, and storable in a snapshot.
+func (w *Workspace) writablePath(op, name string) (string, error) {
+	p, err := cleanPath(op, &w.scope, name, false, true)
+	if err != nil {
+		return "", err
+	}
+	return p, w.storable(op, name, p)
 }
 
 // splitPath splits a cleaned path into its directory ("." at the top) and
@@ -123,7 +152,7 @@ func (f *File) Close() error { return f.f.Close() }
 type tree struct {
 	op       string // prefix of operation names: "workspace" or "reference"
 	scope    *artifacts.Scope
-	reserved bool // refuse and hide ReservedPrefix names; refuse the index
+	reserved bool // refuse and hide the index's names (IsReserved); refuse the index
 }
 
 // openRegular opens p for reading: it must be a regular file (a final
@@ -297,7 +326,7 @@ func (t tree) list(root *os.Root, name string) ([]fs.FileInfo, error) {
 	slices.Sort(names)
 	out := make([]fs.FileInfo, 0, len(names))
 	for _, n := range names {
-		if t.reserved && strings.HasPrefix(n, ReservedPrefix) {
+		if t.reserved && IsReserved(n) {
 			continue
 		}
 		fi, err := dir.Lstat(n)
@@ -389,7 +418,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 	}
 	defer done()
 	sc := &w.scope
-	p, err := cleanPath(op, sc, name, false, true)
+	p, err := w.writablePath(op, name)
 	if err != nil {
 		return 0, err
 	}
@@ -521,7 +550,7 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 	}
 	defer done()
 	sc := &w.scope
-	p, err := cleanPath(op, sc, name, false, true)
+	p, err := w.writablePath(op, name)
 	if err != nil {
 		return err
 	}
@@ -578,7 +607,11 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 
 // Mkdir creates the directory name and any missing parents (0700).
 func (w *Workspace) Mkdir(ctx context.Context, name string) error {
-	err := w.mutate("workspace mkdir", name, func(root *os.Root, p string) error {
+	const op = "workspace mkdir"
+	err := w.mutate(op, name, func(root *os.Root, p string) error {
+		if err := w.storable(op, name, p); err != nil {
+			return err
+		}
 		return root.MkdirAll(p, 0o700)
 	})
 	if err != nil {
@@ -643,12 +676,18 @@ func (w *Workspace) Rename(ctx context.Context, oldName, newName string) error {
 		if err != nil {
 			return err
 		}
-		np, err := cleanPath(op, sc, newName, false, true)
+		np, err := w.writablePath(op, newName)
 		if err != nil {
 			return err
 		}
+		ofi, err := root.Lstat(oldP)
+		if err != nil {
+			return osError(op, sc, oldName, err)
+		}
+		// Only a file that is not the one renamed is freed: renaming a
+		// file onto itself (or onto another link to it) changes nothing.
 		var replaced int64
-		if fi, err := root.Lstat(np); err == nil && fi.Mode().IsRegular() {
+		if fi, err := root.Lstat(np); err == nil && fi.Mode().IsRegular() && !os.SameFile(fi, ofi) {
 			replaced = fi.Size()
 		}
 		if err := root.Rename(oldP, np); err != nil {
@@ -683,52 +722,15 @@ func (w *Workspace) mutate(op, name string, fn func(root *os.Root, p string) err
 }
 
 // measure counts the regular files of the tree under root and their bytes,
-// without following symbolic links; the index is not counted.
+// without following symbolic links; the reserved names are not counted.
 func measure(root *os.Root) (bytes int64, files int, err error) {
-	var walk func(dir *os.Root, top bool) error
-	walk = func(dir *os.Root, top bool) error {
-		d, err := dir.Open(".")
-		if err != nil {
-			return err
-		}
-		names, err := d.Readdirnames(-1)
-		d.Close()
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			if top && n == IndexName {
-				continue
-			}
-			fi, err := dir.Lstat(n)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			switch {
-			case fi.Mode().IsRegular():
-				bytes += fi.Size()
-				files++
-			case fi.IsDir():
-				sub, err := dir.OpenRoot(n)
-				if err != nil {
-					if errors.Is(err, fs.ErrNotExist) {
-						continue
-					}
-					return err
-				}
-				err = walk(sub, false)
-				sub.Close()
-				if err != nil {
-					return err
-				}
-			}
+	err = walkTree(root, func(_ string, fi fs.FileInfo, _ *os.Root) error {
+		if fi.Mode().IsRegular() {
+			bytes += fi.Size()
+			files++
 		}
 		return nil
-	}
-	err = walk(root, true)
+	})
 	return bytes, files, err
 }
 

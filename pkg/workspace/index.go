@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
@@ -18,14 +19,37 @@ import (
 )
 
 // IndexName is the file name of the index record at the top of every
-// session directory. The confined API refuses it (see ReservedPrefix).
+// session directory. The confined API refuses it (see IsReserved).
 const IndexName = ReservedPrefix + "index"
 
-// ReservedPrefix begins every name the manager keeps for itself inside a
-// session directory: the index record and temporary files of writes in
-// progress. The confined API refuses such names at every depth, hides them
-// from listings, and snapshots leave them out.
+// ReservedPrefix begins the names the manager and the sweep give their own
+// files: the index record, temporary files, and the scratch root's lock,
+// tombstones and hydration files. Inside a workspace only the index and
+// its temporary files are reserved (IsReserved); any other name, also one
+// beginning with ReservedPrefix, belongs to the agent.
 const ReservedPrefix = ".agentstore-"
+
+// IsReserved reports whether rel, a cleaned slash-separated path relative
+// to a workspace directory, is reserved for the manager: IndexName at the
+// top, or a temporary file of the index (IndexName + "-" + 16 lowercase
+// hex digits) at the top. The confined API refuses these names, listings
+// hide them and snapshots leave them out; nothing else is reserved, so a
+// snapshot holds every other entry of the tree or says that it left it out.
+func IsReserved(rel string) bool {
+	if rel == IndexName {
+		return true
+	}
+	rest, ok := strings.CutPrefix(rel, IndexName+"-")
+	if !ok || len(rest) != 16 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // IndexFormat is the value of Index.Format written by this package.
 const IndexFormat = "agentstore-workspace-index/1"
@@ -72,6 +96,14 @@ type Index struct {
 	// SnapshotVersion is the snapshot this directory was last hydrated from
 	// or published as; 0 when none.
 	SnapshotVersion int64 `json:"snapshot_version,omitempty"`
+	// SnapshotDigest is the SHA-256 of that version's archive.
+	SnapshotDigest string `json:"snapshot_digest,omitempty"`
+	// TreeState is the state of the tree (a hash of every entry's path,
+	// type, size, inode and times; no content) when it was known to equal
+	// SnapshotVersion: right after a hydration, or a snapshot during which
+	// it did not change. Empty when unknown. An equal state later means
+	// the tree is still that version's.
+	TreeState string `json:"tree_state,omitempty"`
 }
 
 // Scope returns the session scope the index names.

@@ -25,9 +25,10 @@ const (
 	// StateBadIndex: a directory whose index does not decode, is not a
 	// regular file, or whose key does not hash to the directory's name.
 	StateBadIndex State = "bad_index"
-	// StateNotADirectory: anything else (symbolic links are reported as
-	// such, never followed).
+	// StateNotADirectory: a regular or special file.
 	StateNotADirectory State = "not_a_directory"
+	// StateSymlink: a symbolic link (never followed).
+	StateSymlink State = "symlink"
 )
 
 // Info describes one entry of the scratch root.
@@ -50,9 +51,17 @@ type Info struct {
 	// bytes, the index excluded; symbolic links are not followed.
 	Bytes int64
 	Files int
-	// LastAccess is the index's last access when State is StateOK, else
-	// the entry's modification time.
+	// LastAccess is when the workspace was last used: the later of the
+	// index's last access (IndexAccess) and the newest modification of
+	// any entry below the directory (LastChange), so that files edited
+	// behind the manager's back count as use. For an entry without a good
+	// index it is the later of its modification time and LastChange.
 	LastAccess time.Time
+	// IndexAccess is the index's last access; zero unless State is StateOK.
+	IndexAccess time.Time
+	// LastChange is the newest modification time of any entry below a
+	// directory (the reserved names excluded); zero when it has none.
+	LastChange time.Time
 	// Idle is the time since LastAccess (never negative).
 	Idle time.Duration
 	// SnapshotVersion is the latest published version of the session's
@@ -128,7 +137,7 @@ func (m *Manager) Inspect(ctx context.Context, name string) (Info, error) {
 		info.State = StateNotADirectory
 		switch t := fi.Mode().Type(); {
 		case t&fs.ModeSymlink != 0:
-			info.Problem = "a symbolic link (not followed)"
+			info.State, info.Problem = StateSymlink, "a symbolic link (not followed)"
 		case t == 0:
 			info.Problem = "a regular file"
 		default:
@@ -149,16 +158,24 @@ func (m *Manager) Inspect(ctx context.Context, name string) (Info, error) {
 	switch {
 	case err == nil:
 		info.State, info.Index = StateOK, &ix
-		info.LastAccess = ix.LastAccess.UTC()
+		info.LastAccess, info.IndexAccess = ix.LastAccess.UTC(), ix.LastAccess.UTC()
 	case errors.Is(err, fs.ErrNotExist):
 		info.State, info.Problem = StateNoIndex, "no index record"
 	default:
 		info.State, info.Problem = StateBadIndex, err.Error()
 	}
-	info.Idle = max(now.Sub(info.LastAccess), 0)
-	if info.Bytes, info.Files, err = measure(root); err != nil {
+	sc, err := scanTree(root)
+	if err != nil {
 		return Info{}, osError(op, nil, name, err)
 	}
+	info.Bytes, info.Files = sc.Bytes, sc.Files
+	if !sc.Newest.IsZero() {
+		info.LastChange = sc.Newest.UTC()
+		if info.LastChange.After(info.LastAccess) {
+			info.LastAccess = info.LastChange
+		}
+	}
+	info.Idle = max(now.Sub(info.LastAccess), 0)
 	if info.State == StateOK && m.opts.Store != nil {
 		rec, err := m.opts.Store.Stat(ctx, ix.Scope(), SnapshotName, 0)
 		switch {

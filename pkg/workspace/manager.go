@@ -372,34 +372,53 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 	if w.root == nil {
 		root, err := m.root.OpenRoot(w.dir)
 		if err != nil {
-			return osError(op, &w.scope, w.dir, err)
+			return sweptError(op, w.scope, osError(op, &w.scope, w.dir, err))
 		}
 		w.root = root
 	}
+	fail := func(err error) error {
+		w.root.Close()
+		w.root = nil
+		return sweptError(op, w.scope, err)
+	}
+	// Hold the directory as a confined call does, so that a sweep cannot
+	// remove it while it is set up; one that did meanwhile is a conflict.
+	held, err := w.holdDir()
+	if err != nil {
+		return fail(err)
+	}
+	defer held.Close()
 	ix, err := readIndex(w.root, w.dir)
 	switch {
 	case err == nil && ix.App != w.scope.App:
-		w.root.Close()
-		w.root = nil
-		return artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", 0)
+		return fail(artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", 0))
 	case err != nil:
 		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
 	}
 	ix.LastAccess = now
 	if err := writeIndex(w.root, ix); err != nil {
-		w.root.Close()
-		w.root = nil
-		return osError(op, &w.scope, IndexName, err)
+		return fail(osError(op, &w.scope, IndexName, err))
 	}
 	usage, _, err := measure(w.root)
 	if err != nil {
-		return osError(op, &w.scope, w.dir, err)
+		return fail(osError(op, &w.scope, w.dir, err))
 	}
 	w.ledger.setUsage(usage)
 	w.stmu.Lock()
 	w.index, w.lastTouch = ix, now
 	w.stmu.Unlock()
 	return nil
+}
+
+// sweptError turns a not-found error met while a workspace directory was
+// being set up into CodeConflict: the directory was there a moment before,
+// so a sweep removed it meanwhile, and opening the workspace again
+// hydrates what the sweep snapshotted.
+func sweptError(op string, scope artifacts.Scope, err error) error {
+	if err == nil || artifacts.CodeOf(err) != artifacts.CodeNotFound {
+		return err
+	}
+	return artifacts.Errorf(artifacts.CodeConflict, op, err, "the workspace directory was swept or replaced while it was being opened; open the workspace again").With(scope, "", 0)
 }
 
 // Index returns the workspace's index record as the manager last wrote it.

@@ -9,8 +9,9 @@ import (
 	"mime"
 	"os"
 	"path"
-	"strings"
+	"path/filepath"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/zipsafe"
 )
@@ -26,16 +27,24 @@ type SnapshotOptions struct {
 type SnapshotResult struct {
 	// Scope is the session scope the snapshot was put in.
 	Scope artifacts.Scope
-	// Version is the published version of SnapshotName.
+	// Version is the published version of SnapshotName; when Unchanged,
+	// the existing version that already holds the tree.
 	Version int64
+	// Unchanged is true when the tree is the one the latest version
+	// already holds (nothing was written, no version number was used).
+	Unchanged bool
 	// Files, Dirs and Bytes count the regular files, directories and file
 	// bytes archived.
 	Files int
 	Dirs  int
 	Bytes int64
-	// Skipped counts entries left out because they are neither regular
-	// files nor directories (symbolic links, FIFOs, ...).
+	// Skipped counts the entries left out (len(Omitted)).
 	Skipped int
+	// Omitted lists every entry left out because a snapshot cannot hold
+	// it: symbolic links, FIFOs, sockets and devices. The version holds
+	// the rest of the tree; a workspace with omissions must not be removed
+	// on the strength of its snapshot.
+	Omitted []Omission
 	// Record is the store's record of the version (size and digest of the
 	// archive).
 	Record artifacts.Record
@@ -46,6 +55,9 @@ type HydrateOptions struct {
 	// Progress, if set, is called after each file with the running number
 	// of files and bytes extracted.
 	Progress func(files int, bytes int64)
+	// Force replaces a workspace holding work that no snapshot has (see
+	// OverwriteError).
+	Force bool
 }
 
 // HydrateResult describes a hydration.
@@ -58,16 +70,20 @@ type HydrateResult struct {
 	Files int
 	Dirs  int
 	Bytes int64
+	// Dir is the directory the version was extracted into.
+	Dir string
 	// Record is the store's record of the snapshot.
 	Record artifacts.Record
 }
 
-// Snapshot zips the workspace (without the index and the manager's
-// temporary files; symbolic links and other special files are skipped)
-// and puts it as a new version of SnapshotName in the session scope. The
-// archive streams through a pipe into Store.Put, never whole in memory;
-// the result is returned only once the store has published the version.
-// Confined calls wait while the snapshot runs.
+// Snapshot zips the workspace (without the index) and puts it as a new
+// version of SnapshotName in the session scope. Entries a zip cannot hold
+// (symbolic links, FIFOs, sockets, devices) are left out and listed in
+// SnapshotResult.Omitted. When the tree is the one the latest version
+// already holds, nothing is written: the result says Unchanged and names
+// that version. The archive streams through a pipe into Store.Put, never
+// whole in memory; the result is returned only once the store has
+// published the version. Confined calls wait while the snapshot runs.
 func (w *Workspace) Snapshot(ctx context.Context, opts SnapshotOptions) (SnapshotResult, error) {
 	const op = "workspace snapshot"
 	if err := w.m.needStore(op); err != nil {
@@ -80,39 +96,74 @@ func (w *Workspace) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapsho
 	}
 	w.stmu.Lock()
 	w.dirty = false
+	ix := w.index
 	w.stmu.Unlock()
-	res, err := w.m.putSnapshot(ctx, w.root, w.scope, opts)
+	res, err := w.m.snapshotRoot(ctx, w.root, w.scope, &ix, opts)
 	if err != nil {
 		w.markDirty()
 		return res, err
 	}
 	w.stmu.Lock()
-	ix := w.index
+	w.index = ix
 	w.stmu.Unlock()
-	ix.SnapshotVersion = res.Version
-	if writeIndex(w.root, ix) == nil {
-		w.stmu.Lock()
-		w.index = ix
-		w.stmu.Unlock()
-	}
 	return res, nil
 }
 
 var errSnapshotAborted = errors.New("snapshot aborted: the store stopped reading")
 
+// snapshotRoot snapshots the tree under root unless the index ix (nil when
+// the directory has none) shows it is the latest version's tree. With an
+// index it records the version and the tree's state in it.
+func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
+	const op = "workspace snapshot"
+	before, err := scanTree(root)
+	if err != nil {
+		return SnapshotResult{}, osError(op, &scope, ".", err)
+	}
+	if ix != nil && ix.TreeState == before.State && ix.SnapshotVersion > 0 {
+		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, 0)
+		switch {
+		case err == nil && rec.Version == ix.SnapshotVersion && rec.Digest == ix.SnapshotDigest:
+			return SnapshotResult{
+				Scope: scope, Version: rec.Version, Unchanged: true,
+				Files: before.Files, Dirs: before.Dirs, Bytes: before.Bytes,
+				Skipped: len(before.Omitted), Omitted: before.Omitted, Record: rec,
+			}, nil
+		case err != nil && !artifacts.IsNotFound(err):
+			return SnapshotResult{}, err
+		}
+	}
+	res, err := m.putSnapshot(ctx, root, scope, opts)
+	if err != nil {
+		return res, err
+	}
+	if ix != nil {
+		nix := *ix
+		nix.SnapshotVersion, nix.SnapshotDigest, nix.TreeState = res.Version, res.Record.Digest, ""
+		// The state is recorded only when the tree did not change while it
+		// was archived, so that an equal state later means this version.
+		if after, err := scanTree(root); err == nil && after.State == before.State {
+			nix.TreeState = before.State
+		}
+		if writeIndex(root, nix) == nil {
+			*ix = nix
+		}
+	}
+	return res, nil
+}
+
 // putSnapshot streams the tree under root into Store.Put.
 func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifacts.Scope, opts SnapshotOptions) (SnapshotResult, error) {
 	const op = "workspace snapshot"
 	pr, pw := io.Pipe()
-	skipped := 0
+	var omitted []Omission
 	exclude := func(rel string) bool {
-		base := rel[strings.LastIndexByte(rel, '/')+1:]
-		if strings.HasPrefix(base, ReservedPrefix) {
+		if IsReserved(rel) {
 			return true
 		}
 		fi, err := root.Lstat(rel)
 		if err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
-			skipped++
+			omitted = append(omitted, Omission{Path: rel, Kind: EntryKind(fi.Mode())})
 			return true
 		}
 		return false
@@ -143,7 +194,8 @@ func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifact
 	}
 	return SnapshotResult{
 		Scope: scope, Version: rec.Version,
-		Files: wr.st.Files, Dirs: wr.st.Dirs, Bytes: wr.st.Bytes, Skipped: skipped,
+		Files: wr.st.Files, Dirs: wr.st.Dirs, Bytes: wr.st.Bytes,
+		Skipped: len(omitted), Omitted: omitted,
 		Record: rec,
 	}, nil
 }
@@ -178,7 +230,10 @@ func zipError(op string, scope artifacts.Scope, err error) error {
 // (version 0: the latest), all or nothing, keeping the index. The archive
 // is streamed from the store (whose Reader verifies size and digest) into
 // a temporary file in the scratch root, outside every workspace, and
-// extracted with zipsafe. Confined calls wait while it runs.
+// extracted with zipsafe. A workspace holding work that no snapshot has is
+// refused with an *OverwriteError unless opts.Force is set. Everything that
+// can fail is checked before the old tree is replaced. Confined calls wait
+// while it runs.
 func (w *Workspace) Hydrate(ctx context.Context, version int64, opts HydrateOptions) (HydrateResult, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -186,6 +241,53 @@ func (w *Workspace) Hydrate(ctx context.Context, version int64, opts HydrateOpti
 		return HydrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "workspace hydrate", nil, "workspace is closed").With(w.scope, "", 0)
 	}
 	return w.hydrateLocked(ctx, version, opts)
+}
+
+// fetchSnapshot copies a version of the scope's snapshot from the store to
+// a new temporary file in the scratch root, named after the session's
+// directory and locked while it exists so that a sweep can tell a
+// hydration in progress from a crashed one's debris. The caller closes
+// the file and calls remove.
+func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.Scope, version int64) (f *os.File, n int64, rec artifacts.Record, remove func(), err error) {
+	if version < 0 {
+		return nil, 0, rec, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d", version)
+	}
+	rd, err := m.opts.Store.Get(ctx, scope, SnapshotName, version)
+	if err != nil {
+		return nil, 0, rec, nil, err
+	}
+	rec = rd.Record()
+	tmpName := hydrateTempName(DirName(scope.User, scope.Session))
+	f, err = m.root.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		rd.Close()
+		return nil, 0, rec, nil, osError(op, &scope, tmpName, err)
+	}
+	remove = func() {
+		m.root.Remove(tmpName)
+		f.Close()
+	}
+	if _, err := osutil.TryLockExclusive(f); err != nil {
+		rd.Close()
+		remove()
+		return nil, 0, rec, nil, osError(op, &scope, tmpName, err)
+	}
+	n, err = io.CopyBuffer(f, onlyReader{rd}, make([]byte, 256<<10))
+	rd.Close()
+	if err == nil && n != rec.Size {
+		err = artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "read %d bytes, record says %d", n, rec.Size).With(scope, SnapshotName, rec.Version)
+	}
+	if err == nil {
+		err = artifacts.CheckContext(ctx, op)
+	}
+	if err != nil {
+		if artifacts.CodeOf(err) == artifacts.CodeUnknown {
+			err = osError(op, &scope, tmpName, err)
+		}
+		remove()
+		return nil, 0, rec, nil, err
+	}
+	return f, n, rec, remove, nil
 }
 
 // hydrateLocked hydrates with w.mu held exclusively; it sets w.root to the
@@ -199,47 +301,38 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	if version < 0 {
 		return HydrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d", version)
 	}
-	// An existing directory must not belong to another app.
+	// An existing directory must be one this hydration can replace: a
+	// directory whose index (if any) is a regular file naming this app.
+	var old *os.Root
 	if fi, err := m.root.Lstat(w.dir); err == nil {
 		if !fi.IsDir() {
 			return HydrateResult{}, artifacts.Errorf(artifacts.CodePermission, op, nil, "%s is not a directory", w.path).With(w.scope, "", 0)
 		}
-		if r, err := m.root.OpenRoot(w.dir); err == nil {
-			ix, ierr := readIndex(r, w.dir)
-			r.Close()
-			if ierr == nil && ix.App != w.scope.App {
-				return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", 0)
-			}
+		if old, err = m.root.OpenRoot(w.dir); err != nil {
+			return HydrateResult{}, osError(op, &w.scope, w.dir, err)
 		}
-	}
-	rd, err := m.opts.Store.Get(ctx, w.scope, SnapshotName, version)
-	if err != nil {
-		return HydrateResult{}, err
-	}
-	rec := rd.Record()
-	tmpName := tempName("hydrate") + ".zip"
-	f, err := m.root.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		rd.Close()
-		return HydrateResult{}, osError(op, &w.scope, tmpName, err)
-	}
-	defer func() {
-		f.Close()
-		m.root.Remove(tmpName)
-	}()
-	n, err := io.CopyBuffer(f, onlyReader{rd}, make([]byte, 256<<10))
-	rd.Close()
-	if err != nil {
-		if artifacts.CodeOf(err) == artifacts.CodeUnknown {
-			err = osError(op, &w.scope, tmpName, err)
+		defer old.Close()
+		if ifi, err := old.Lstat(IndexName); err == nil && !ifi.Mode().IsRegular() {
+			return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "the index %s is a %s, not a regular file; nothing was replaced: move it aside, then hydrate again", filepath.Join(w.path, IndexName), EntryKind(ifi.Mode())).With(w.scope, "", 0)
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return HydrateResult{}, osError(op, &w.scope, IndexName, err)
 		}
+		ix, ierr := readIndex(old, w.dir)
+		if ierr == nil && ix.App != w.scope.App {
+			return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", 0)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
+	}
+	f, n, rec, remove, err := m.fetchSnapshot(ctx, op, w.scope, version)
+	if err != nil {
 		return HydrateResult{}, err
 	}
-	if n != rec.Size {
-		return HydrateResult{}, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "read %d bytes, record says %d", n, rec.Size).With(w.scope, SnapshotName, rec.Version)
-	}
-	if err := artifacts.CheckContext(ctx, op); err != nil {
-		return HydrateResult{}, err
+	defer remove()
+	if old != nil && !opts.Force {
+		if err := m.checkOverwrite(ctx, old, w.scope, f, n, rec); err != nil {
+			return HydrateResult{}, err
+		}
 	}
 	st, err := zipsafe.Extract(f, n, w.path, zipsafe.ExtractOptions{
 		Limits:   m.opts.Limits,
@@ -262,19 +355,20 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	if err != nil || ix.App != w.scope.App {
 		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
 	}
-	ix.LastAccess, ix.SnapshotVersion = now, rec.Version
-	if err := writeIndex(root, ix); err != nil {
-		return HydrateResult{}, osError(op, &w.scope, IndexName, err)
-	}
-	usage, _, err := measure(root)
+	ix.LastAccess, ix.SnapshotVersion, ix.SnapshotDigest, ix.TreeState = now, rec.Version, rec.Digest, ""
+	sc, err := scanTree(root)
 	if err != nil {
 		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
 	}
-	w.ledger.setUsage(usage)
+	ix.TreeState = sc.State
+	if err := writeIndex(root, ix); err != nil {
+		return HydrateResult{}, osError(op, &w.scope, IndexName, err)
+	}
+	w.ledger.setUsage(sc.Bytes)
 	w.stmu.Lock()
 	w.index, w.lastTouch, w.dirty = ix, now, false
 	w.stmu.Unlock()
-	return HydrateResult{Scope: w.scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Record: rec}, nil
+	return HydrateResult{Scope: w.scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: w.path, Record: rec}, nil
 }
 
 // onlyReader hides WriterTo/ReaderFrom so io.CopyBuffer uses its buffer.
@@ -373,15 +467,11 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return SnapshotResult{}, artifacts.Errorf(artifacts.CodeConflict, op, err, "directory %s has a bad index", dir).With(scope, "", 0)
 	}
-	res, err := m.putSnapshot(ctx, root, scope, opts)
-	if err != nil {
-		return res, err
-	}
+	var ixp *Index
 	if ix.Format != "" {
-		ix.SnapshotVersion = res.Version
-		_ = writeIndex(root, ix)
+		ixp = &ix
 	}
-	return res, nil
+	return m.snapshotRoot(ctx, root, scope, ixp, opts)
 }
 
 // Hydrate replaces (or creates) the session's directory on this scratch
@@ -422,4 +512,41 @@ func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version in
 		}
 	}
 	return res, nil
+}
+
+// HydrateTo extracts a version of the session's snapshot (0: the latest)
+// into dir, a directory that must not exist yet (its parent must), for
+// inspection: no index is written and the session's workspace is not
+// touched. The archive is verified and extracted all or nothing, as
+// Hydrate does.
+func (m *Manager) HydrateTo(ctx context.Context, scope artifacts.Scope, version int64, dir string, opts HydrateOptions) (HydrateResult, error) {
+	const op = "workspace hydrate"
+	if err := checkSession(op, scope); err != nil {
+		return HydrateResult{}, err
+	}
+	if err := m.needStore(op); err != nil {
+		return HydrateResult{}, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return HydrateResult{}, osError(op, &scope, dir, err)
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "%s exists; give a directory that does not exist yet", abs).With(scope, "", 0)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return HydrateResult{}, osError(op, &scope, abs, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
+		return HydrateResult{}, artifacts.Errorf(artifacts.CodeNotFound, op, err, "the parent directory of %s does not exist", abs).With(scope, "", 0)
+	}
+	f, n, rec, remove, err := m.fetchSnapshot(ctx, op, scope, version)
+	if err != nil {
+		return HydrateResult{}, err
+	}
+	defer remove()
+	st, err := zipsafe.Extract(f, n, abs, zipsafe.ExtractOptions{Limits: m.opts.Limits, Progress: opts.Progress})
+	if err != nil {
+		return HydrateResult{}, zipError(op, scope, err)
+	}
+	return HydrateResult{Scope: scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: abs, Record: rec}, nil
 }

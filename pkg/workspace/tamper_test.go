@@ -197,7 +197,7 @@ func TestForgedIndex(t *testing.T) {
 	}
 	want := map[string]State{
 		wv.Dir(): StateOK, attacker.Dir(): StateBadIndex, "garbage": StateBadIndex,
-		"bare": StateNoIndex, "file": StateNotADirectory, "link": StateNotADirectory,
+		"bare": StateNoIndex, "file": StateNotADirectory, "link": StateSymlink,
 	}
 	if len(states) != len(want) {
 		t.Fatalf("states %v, want %v", states, want)

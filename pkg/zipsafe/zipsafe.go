@@ -242,3 +242,20 @@ func checkName(name string, maxDepth int) string {
 	}
 	return ""
 }
+
+// CheckName reports whether name is a path that [Write] can archive and
+// [Extract] would accept under lim: slash separated, relative, valid UTF-8,
+// without NUL, control characters (C0, DEL, C1), backslashes, a drive
+// letter, "." or ".." or empty components, components longer than
+// MaxComponentBytes, more than MaxPathBytes in all or more than
+// lim.MaxDepth components (zero: the default). A trailing slash marks a
+// directory. It returns nil or an [*Error] of code [CodeUnsafePath] saying
+// what is wrong. Callers that accept names for files they will archive
+// later (a workspace's confined API) check them here, so that one rule
+// decides what can be archived.
+func CheckName(name string, lim Limits) error {
+	if msg := checkName(name, lim.resolve().MaxDepth); msg != "" {
+		return newErr(CodeUnsafePath, name, "%s", msg)
+	}
+	return nil
+}

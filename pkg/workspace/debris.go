@@ -1,0 +1,182 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// hydratePrefix begins the temporary archive a hydration downloads into
+// the scratch root: hydratePrefix + DIR + "-" + 16 hex digits + ".zip".
+// Older versions wrote hydratePrefix + 16 hex digits + ".zip".
+const hydratePrefix = ReservedPrefix + "hydrate-"
+
+// hydrateTempName returns a fresh name for the archive of a hydration of
+// the workspace directory dir.
+func hydrateTempName(dir string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hydratePrefix + dir + "-" + hex.EncodeToString(b[:]) + ".zip"
+}
+
+// Kinds of Debris.
+const (
+	// DebrisArchive is a snapshot archive a hydration downloaded.
+	DebrisArchive = "archive"
+	// DebrisExtraction is a tree being extracted, or an old tree set
+	// aside, by a hydration (".DIR.zipsafe-new-*", ".DIR.zipsafe-old-*").
+	DebrisExtraction = "extraction"
+)
+
+// Debris is an entry of the scratch root that a hydration leaves while it
+// runs and a killed hydration leaves behind.
+type Debris struct {
+	// Name is the entry's name in the scratch root.
+	Name string
+	// Dir is the workspace directory it belongs to; empty when its name
+	// does not say.
+	Dir string
+	// Kind is DebrisArchive or DebrisExtraction.
+	Kind string
+	// ModTime is the entry's modification time.
+	ModTime time.Time
+	// Bytes and Files measure it.
+	Bytes int64
+	Files int
+	// InProgress is true when a hydration holds it, or it is younger than
+	// the grace period: it is left alone.
+	InProgress bool
+	// Removed is true when CleanDebris removed it.
+	Removed bool
+	// Err is why removing it failed.
+	Err error
+}
+
+// debrisOf reports whether name, an entry of the scratch root, is a
+// hydration's temporary entry, of which kind, and for which directory.
+func debrisOf(name string) (dir, kind string, ok bool) {
+	if rest, ok := strings.CutPrefix(name, hydratePrefix); ok && strings.HasSuffix(rest, ".zip") {
+		rest = strings.TrimSuffix(rest, ".zip")
+		if d, tok, found := strings.Cut(rest, "-"); found && IsDirName(d) && len(tok) == 16 {
+			return d, DebrisArchive, true
+		}
+		return "", DebrisArchive, true
+	}
+	if rest, ok := strings.CutPrefix(name, "."); ok {
+		for _, mark := range []string{".zipsafe-new-", ".zipsafe-old-"} {
+			if d, _, found := strings.Cut(rest, mark); found {
+				if !IsDirName(d) {
+					d = ""
+				}
+				return d, DebrisExtraction, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// IsDebris reports whether name, an entry of the scratch root, is a
+// temporary entry of a hydration (see CleanDebris).
+func IsDebris(name string) bool {
+	_, _, ok := debrisOf(name)
+	return ok
+}
+
+// CleanDebris finds the temporary entries of hydrations in the scratch
+// root: downloaded archives and trees being extracted or set aside. One
+// that a running hydration holds (it locks its archive while it runs), or
+// that changed within grace, is reported as InProgress and left alone;
+// the others are removed, unless dry. The caller keeps other cleaners
+// away (the sweep holds its lock). The result is sorted by name.
+func (m *Manager) CleanDebris(ctx context.Context, grace time.Duration, dry bool) ([]Debris, error) {
+	const op = "workspace clean debris"
+	d, err := m.root.Open(".")
+	if err != nil {
+		return nil, osError(op, nil, m.scratch, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, osError(op, nil, m.scratch, err)
+	}
+	slices.Sort(names)
+	// Which directories have a hydration running: it holds its archive's
+	// lock. An archive of the older naming could belong to any.
+	busy := map[string]bool{}
+	for _, n := range names {
+		if dir, kind, ok := debrisOf(n); ok && kind == DebrisArchive && m.archiveHeld(n) {
+			busy[dir] = true
+		}
+	}
+	now := m.opts.Now()
+	var out []Debris
+	for _, n := range names {
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return out, err
+		}
+		dir, kind, ok := debrisOf(n)
+		if !ok {
+			continue
+		}
+		fi, err := m.root.Lstat(n)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, osError(op, nil, n, err)
+		}
+		db := Debris{Name: n, Dir: dir, Kind: kind, ModTime: fi.ModTime().UTC()}
+		switch {
+		case fi.Mode().IsRegular():
+			db.Bytes, db.Files = fi.Size(), 1
+		case fi.IsDir():
+			if r, err := m.root.OpenRoot(n); err == nil {
+				db.Bytes, db.Files, _ = measure(r)
+				r.Close()
+			}
+		}
+		switch {
+		case now.Sub(fi.ModTime()) < grace:
+			db.InProgress = true
+		case kind == DebrisArchive && (busy[dir] && m.archiveHeld(n)):
+			db.InProgress = true
+		case kind == DebrisExtraction && (busy[dir] || busy[""]):
+			db.InProgress = true
+		case !dry:
+			if err := m.root.RemoveAll(n); err != nil {
+				db.Err = osError(op, nil, n, err)
+			} else {
+				db.Removed = true
+			}
+		}
+		out = append(out, db)
+	}
+	if !dry && slices.ContainsFunc(out, func(d Debris) bool { return d.Removed }) {
+		_ = syncDir(m.root, ".")
+	}
+	return out, nil
+}
+
+// archiveHeld reports whether a running hydration holds the lock of the
+// archive name in the scratch root.
+func (m *Manager) archiveHeld(name string) bool {
+	f, err := m.root.OpenFile(name, os.O_RDONLY|osutil.OpenNoFollow|osutil.OpenNonBlock, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	got, err := osutil.TryLockExclusive(f)
+	return err == nil && !got
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -47,8 +46,8 @@ type Fingerprint struct {
 	// ctime, so that a rename, a rewrite or a chmod changes it.
 	Tree [32]byte
 	// SnapFiles, SnapDirs and SnapBytes count what a snapshot of the
-	// directory holds (package workspace leaves out names beginning with
-	// ReservedPrefix and anything but regular files and directories), and
+	// directory holds (everything but the index, see workspace.IsReserved),
+	// and
 	// SnapList hashes its sorted entry names and file sizes, as the zip's
 	// central directory lists them.
 	SnapFiles int
@@ -61,6 +60,20 @@ type Fingerprint struct {
 	// milliseconds) and inode numbers are reused, so only the content
 	// tells a rewrite of a file with the same size apart.
 	Content [32]byte
+	// Omitted lists the entries a snapshot cannot hold (symbolic links,
+	// FIFOs, sockets, devices): a workspace with any is never removed on
+	// the strength of a snapshot.
+	Omitted []workspace.Omission
+}
+
+// LastUse is the later of the index's last access and the newest
+// modification below the directory: files edited behind the manager's
+// back count as use.
+func (f Fingerprint) LastUse() time.Time {
+	if f.MaxMtime.After(f.LastAccess) {
+		return f.MaxMtime
+	}
+	return f.LastAccess
 }
 
 // SameContent reports whether two fingerprints show the same last access
@@ -195,27 +208,6 @@ func hashContent(es []snapEntry) [32]byte {
 	return out
 }
 
-// fileCRC reads a regular file of d (never through a symbolic link) and
-// returns its CRC-32; the file opened must be the one examined.
-func fileCRC(d *os.Root, name string, fi fs.FileInfo, buf []byte) (uint32, error) {
-	f, err := d.OpenFile(name, os.O_RDONLY|osutil.OpenNoFollow, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if !os.SameFile(st, fi) {
-		return 0, fmt.Errorf("%s was replaced while being read", name)
-	}
-	h := crc32.NewIEEE()
-	if _, err := io.CopyBuffer(h, onlyReader{f}, buf); err != nil {
-		return 0, err
-	}
-	return h.Sum32(), nil
-}
 
 // fingerprint measures the workspace directory open as root, whose index
 // must hash to dir; with content it also reads every file a snapshot would
@@ -245,8 +237,8 @@ func fingerprint(root *os.Root, dir string, content bool) (Fingerprint, error) {
 		binary.BigEndian.PutUint64(num[:], v)
 		tree.Write(num[:])
 	}
-	var walk func(d *os.Root, rel string, inSnap bool) error
-	walk = func(d *os.Root, rel string, inSnap bool) error {
+	var walk func(d *os.Root, rel string) error
+	walk = func(d *os.Root, rel string) error {
 		f, err := d.Open(".")
 		if err != nil {
 			return err
@@ -258,7 +250,7 @@ func fingerprint(root *os.Root, dir string, content bool) (Fingerprint, error) {
 		}
 		slices.Sort(names)
 		for _, n := range names {
-			if rel == "" && strings.HasPrefix(n, workspace.IndexName) {
+			if rel == "" && workspace.IsReserved(n) {
 				continue // the index and its temporary files
 			}
 			fi, err := d.Lstat(n)
@@ -284,41 +276,38 @@ func fingerprint(root *os.Root, dir string, content bool) (Fingerprint, error) {
 			if mt := fi.ModTime(); mt.After(fp.MaxMtime) {
 				fp.MaxMtime = mt
 			}
-			in := inSnap && !strings.HasPrefix(n, workspace.ReservedPrefix)
 			switch {
 			case fi.Mode().IsRegular():
 				fp.Files++
 				fp.Bytes += fi.Size()
-				if in {
-					fp.SnapFiles++
-					fp.SnapBytes += fi.Size()
-					e := snapEntry{name: p, size: fi.Size()}
-					if content {
-						if e.crc, err = fileCRC(d, n, fi, buf); err != nil {
-							return err
-						}
+				fp.SnapFiles++
+				fp.SnapBytes += fi.Size()
+				e := snapEntry{name: p, size: fi.Size()}
+				if content {
+					if e.crc, err = osutil.FileCRC(d, n, fi, buf); err != nil {
+						return err
 					}
-					snap = append(snap, e)
 				}
+				snap = append(snap, e)
 			case fi.IsDir():
-				if in {
-					fp.SnapDirs++
-					snap = append(snap, snapEntry{name: p + "/"})
-				}
+				fp.SnapDirs++
+				snap = append(snap, snapEntry{name: p + "/"})
 				sub, err := d.OpenRoot(n)
 				if err != nil {
 					return err
 				}
-				err = walk(sub, p, in)
+				err = walk(sub, p)
 				sub.Close()
 				if err != nil {
 					return err
 				}
+			default:
+				fp.Omitted = append(fp.Omitted, workspace.Omission{Path: p, Kind: workspace.EntryKind(fi.Mode())})
 			}
 		}
 		return nil
 	}
-	if err := walk(root, "", true); err != nil {
+	if err := walk(root, ""); err != nil {
 		return fp, err
 	}
 	tree.Sum(fp.Tree[:0])

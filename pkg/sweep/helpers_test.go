@@ -71,7 +71,30 @@ func makeWorkspace(t testing.TB, scratch string, scope artifacts.Scope, last tim
 			t.Fatal(err)
 		}
 	}
+	backdate(t, dir, last)
 	return name
+}
+
+// backdate sets the modification time of every entry below dir (symbolic
+// links excepted) to when, so that the tree looks untouched since then.
+func backdate(t testing.TB, dir string, when time.Time) {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != dir && d.Type()&fs.ModeSymlink == 0 {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(paths) // files before their directories
+	for _, p := range paths {
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // treeOf lists the tree under dir (the index left out): every path with

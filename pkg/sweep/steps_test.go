@@ -69,7 +69,8 @@ func TestTouchedDuringSweep(t *testing.T) {
 				t.Fatalf("the write is lost: %q %v", b, err)
 			}
 			noLeftovers(t, scratch)
-			// The next sweep removes it, write included.
+			// Once idle again, the next sweep removes it, write included.
+			backdate(t, filepath.Join(scratch, d), t0.Add(-2*time.Hour))
 			tree := treeOf(t, filepath.Join(scratch, d))
 			rep = run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour})
 			it = byDir(rep)[d]

@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -75,7 +76,27 @@ const (
 	// while being swept, or a store failure. Skipped entries make the
 	// command exit with status 3.
 	Skipped Decision = "skipped"
+	// Cleaned: debris of a hydration that was killed (a downloaded
+	// archive, a half-extracted tree) was removed after the grace period.
+	Cleaned Decision = "cleaned"
 )
+
+// CodeUnsnapshottable is Item.Code of a workspace kept because a snapshot
+// cannot hold some of its entries (symbolic links, FIFOs, sockets,
+// devices): removing it would lose them.
+const CodeUnsnapshottable = "unsnapshottable"
+
+// MinIdle is the smallest --idle the command line accepts without
+// --force: a shorter one sweeps sessions in the middle of their work.
+const MinIdle = 5 * time.Minute
+
+// DefaultDebrisGrace is how old hydration debris must be before a sweep
+// removes it (Options.DebrisGrace).
+const DefaultDebrisGrace = time.Hour
+
+// LostAndFound is the directory fsck keeps at the top of a file system;
+// the sweep never touches it.
+const LostAndFound = "lost+found"
 
 // Item is the sweep's report on one entry of the scratch root.
 type Item struct {
@@ -87,6 +108,11 @@ type Item struct {
 	// Decision and Reason say what was done and why.
 	Decision Decision
 	Reason   string
+	// Code classifies a skipped item where it helps: CodeUnsnapshottable.
+	Code string
+	// Omitted lists what a snapshot cannot hold, for an unsnapshottable
+	// workspace.
+	Omitted []workspace.Omission
 	// SnapshotVersion is the verified snapshot of a removed workspace, or
 	// the version a dry run expects to make (about: another writer could
 	// take it first); 0 when none.
@@ -116,6 +142,9 @@ type Report struct {
 	Kept int
 	// Skipped counts the entries that could not be swept safely.
 	Skipped int
+	// Cleaned counts the hydration debris removed (in a dry run: that
+	// would be); they are neither removed nor kept.
+	Cleaned int
 	// BytesRemoved totals Bytes over the removed entries.
 	BytesRemoved int64
 	// Plan is the discard plan (Discard only).
@@ -145,6 +174,13 @@ type Options struct {
 	// Confirm is the confirmation of a discard plan; nil for none (a
 	// discard then returns its plan with a *ConfirmationError).
 	Confirm *Confirmation
+	// Exclude lists path.Match patterns of scratch-root entry names the
+	// sweep leaves alone (reported as kept, never inspected);
+	// LostAndFound is always left alone.
+	Exclude []string
+	// DebrisGrace is how long hydration debris is left alone, in case the
+	// hydration is still running (default DefaultDebrisGrace).
+	DebrisGrace time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Workers is how many workspaces are planned and swept at once
@@ -194,6 +230,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Idle < 0 {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "sweep", nil, "idle %s is negative", opts.Idle)
 	}
+	for _, p := range opts.Exclude {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "sweep", nil, "exclude pattern %q is malformed", p)
+		}
+	}
+	if opts.DebrisGrace <= 0 {
+		opts.DebrisGrace = DefaultDebrisGrace
+	}
 	if opts.Store == nil {
 		opts.Discard = true
 	}
@@ -216,11 +260,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer s.root.Close()
 
 	rep := &Report{Scratch: s.scratch, DryRun: opts.DryRun, Discard: opts.Discard}
-	names, err := listNames(s.root)
+	names, aside, err := s.list()
 	if err != nil {
-		return nil, artifacts.Errorf(artifacts.CodeIO, "sweep", err, "listing %s", s.scratch)
+		return nil, err
 	}
-	slices.Sort(names)
 
 	// Discard: the plan must be confirmed before anything changes.
 	var entries []*entry
@@ -234,6 +277,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		rep.Plan = &plan
 		if !opts.DryRun {
+			recov := append(s.recover(ctx, names, true), aside...)
+			recov = append(recov, s.debris(ctx, true)...)
 			var cerr error
 			if opts.Confirm == nil {
 				cerr = &ConfirmationError{Msg: fmt.Sprintf("confirmation required: nothing was removed; %d workspaces would be discarded without a snapshot; confirm plan %s", len(plan.Items), plan.PlanID)}
@@ -241,13 +286,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				cerr = opts.Confirm.Match(plan)
 			}
 			if cerr != nil {
-				s.finishDry(ctx, rep, entries, nil)
+				s.finishDry(ctx, rep, entries, recov)
 				return rep, cerr
 			}
 		}
 	}
 	if opts.DryRun {
-		recov := s.recover(ctx, names, true)
+		recov := append(s.recover(ctx, names, true), aside...)
+		recov = append(recov, s.debris(ctx, true)...)
 		if entries == nil {
 			if entries, err = s.plan(ctx, names); err != nil {
 				return nil, err
@@ -261,17 +307,17 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	recov := s.recover(ctx, names, false)
+	recov := append(s.recover(ctx, names, false), s.debris(ctx, false)...)
 	if !opts.Discard {
 		// Recovery may have restored directories: list again.
-		if names, err = listNames(s.root); err != nil {
-			return nil, artifacts.Errorf(artifacts.CodeIO, "sweep", err, "listing %s", s.scratch)
+		if names, aside, err = s.list(); err != nil {
+			return nil, err
 		}
-		slices.Sort(names)
 		if entries, err = s.plan(ctx, names); err != nil {
 			return nil, err
 		}
 	}
+	recov = append(recov, aside...)
 	if err := s.execute(ctx, entries); err != nil {
 		return nil, err
 	}
@@ -284,16 +330,81 @@ func own(name string) bool {
 	return name == LockFile || strings.HasPrefix(name, TombstonePrefix) || strings.HasPrefix(name, tempPrefix)
 }
 
-// FormatIdle formats an idle time compactly: 45s, 12m30s, 5h3m0s, 3d4h.
+// IsOwn reports whether name, an entry of the scratch root, is the
+// sweep's own: its lock file, a tombstone or its marker, or a temporary
+// file. Listings hide them unless asked.
+func IsOwn(name string) bool { return own(name) }
+
+// list returns the sorted names of the scratch root to sweep (hydration
+// debris, the sweep's own entries and excluded names left out) and an
+// item for each excluded name.
+func (s *sweeper) list() (names []string, aside []Item, err error) {
+	all, err := listNames(s.root)
+	if err != nil {
+		return nil, nil, artifacts.Errorf(artifacts.CodeIO, "sweep", err, "listing %s", s.scratch)
+	}
+	slices.Sort(all)
+	for _, n := range all {
+		if workspace.IsDebris(n) {
+			continue
+		}
+		if n == LostAndFound {
+			aside = append(aside, Item{Dir: n, Decision: Kept, Reason: "the file system's lost+found directory; never touched"})
+			continue
+		}
+		if i := slices.IndexFunc(s.opts.Exclude, func(p string) bool { ok, _ := path.Match(p, n); return ok }); i >= 0 {
+			aside = append(aside, Item{Dir: n, Decision: Kept, Reason: fmt.Sprintf("excluded by the pattern %q; never touched", s.opts.Exclude[i])})
+			continue
+		}
+		names = append(names, n)
+	}
+	return names, aside, nil
+}
+
+// debris cleans (or, with dry, reports) the debris of killed hydrations,
+// one item each.
+func (s *sweeper) debris(ctx context.Context, dry bool) []Item {
+	ds, err := s.inspect.CleanDebris(ctx, s.opts.DebrisGrace, dry)
+	items := make([]Item, 0, len(ds)+1)
+	for _, d := range ds {
+		it := Item{Dir: d.Dir, Bytes: d.Bytes, Files: d.Files, LastAccess: d.ModTime, Idle: max(s.now.Sub(d.ModTime), 0)}
+		it.Dir = d.Name
+		what := "a snapshot archive downloaded by a hydration"
+		if d.Kind == workspace.DebrisExtraction {
+			what = "a tree extracted or set aside by a hydration"
+		}
+		switch {
+		case d.InProgress:
+			it.Decision, it.Reason = Kept, fmt.Sprintf("%s, still running or changed within %s; left alone", what, FormatIdle(s.opts.DebrisGrace))
+		case d.Err != nil:
+			it.Decision, it.Reason = Skipped, fmt.Sprintf("%s that was interrupted; removing it failed: %v", what, d.Err)
+		case dry:
+			it.Decision, it.Reason = Cleaned, fmt.Sprintf("%s that was interrupted (unchanged for %s); would be removed", what, FormatIdle(it.Idle))
+		default:
+			it.Decision, it.Reason = Cleaned, fmt.Sprintf("%s that was interrupted (unchanged for %s); removed", what, FormatIdle(it.Idle))
+		}
+		items = append(items, it)
+	}
+	if err != nil {
+		items = append(items, Item{Dir: ".", Decision: Skipped, Reason: "looking for hydration debris failed: " + err.Error()})
+	}
+	return items
+}
+
+// FormatIdle formats a duration compactly, the one format of every
+// command's output: 45s, 12m30s, 5h3m, 3d4h, 205d18h.
 func FormatIdle(d time.Duration) string {
-	if d >= 48*time.Hour {
+	switch {
+	case d >= 24*time.Hour:
 		days := d / (24 * time.Hour)
 		return fmt.Sprintf("%dd%dh", days, (d-days*24*time.Hour)/time.Hour)
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%dm", d/time.Hour, (d%time.Hour)/time.Minute)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%ds", d/time.Minute, (d%time.Minute)/time.Second)
+	default:
+		return fmt.Sprintf("%ds", d/time.Second)
 	}
-	if d >= time.Hour {
-		return d.Truncate(time.Minute).String()
-	}
-	return d.Truncate(time.Second).String()
 }
 
 // plan inspects every entry (but the sweep's own) with opts.Workers
@@ -361,7 +472,7 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 		return e
 	}
 	if info.Idle <= s.opts.Idle {
-		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s", FormatIdle(info.Idle), s.opts.Idle)
+		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s", FormatIdle(info.Idle), FormatIdle(s.opts.Idle))
 		return e
 	}
 	root, err := s.root.OpenRoot(name)
@@ -376,14 +487,40 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 		return e
 	}
 	e.fp = fp
-	it.Bytes, it.Files, it.LastAccess = fp.Bytes, fp.Files, fp.LastAccess.UTC()
-	it.Idle = max(s.now.Sub(fp.LastAccess), 0)
+	it.Bytes, it.Files, it.LastAccess = fp.Bytes, fp.Files, fp.LastUse().UTC()
+	it.Idle = max(s.now.Sub(it.LastAccess), 0)
 	if it.Idle <= s.opts.Idle {
-		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s (touched while planning)", FormatIdle(it.Idle), s.opts.Idle)
+		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s (touched while planning)", FormatIdle(it.Idle), FormatIdle(s.opts.Idle))
+		return e
+	}
+	if len(fp.Omitted) > 0 && !s.opts.Discard {
+		unsnapshottable(it, fp.Omitted, "")
 		return e
 	}
 	e.cand = true
 	return e
+}
+
+// unsnapshottable keeps a workspace whose snapshot would leave entries
+// out: removing it would lose them.
+func unsnapshottable(it *Item, omitted []workspace.Omission, extra string) {
+	var b strings.Builder
+	for i, o := range omitted {
+		if i == 5 {
+			fmt.Fprintf(&b, ", and %d more", len(omitted)-5)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q (%s)", o.Path, o.Kind)
+	}
+	noun := "entries"
+	if len(omitted) == 1 {
+		noun = "entry"
+	}
+	it.Decision, it.Code, it.Omitted = Skipped, CodeUnsnapshottable, omitted
+	it.Reason = fmt.Sprintf("unsnapshottable: a snapshot cannot hold %d %s: %s%s; kept (remove or replace them, or discard the workspace under a confirmed plan)", len(omitted), noun, b.String(), extra)
 }
 
 // parallel runs work(0..n-1) on up to workers goroutines, stopping early
@@ -480,6 +617,8 @@ func (s *sweeper) tally(rep *Report, entries []*entry, recov []Item) {
 	slices.SortFunc(rep.Items, func(a, b Item) int { return strings.Compare(a.Dir, b.Dir) })
 	for _, it := range rep.Items {
 		switch it.Decision {
+		case Cleaned:
+			rep.Cleaned++
 		case Removed, WouldRemove:
 			rep.Removed++
 			rep.BytesRemoved += it.Bytes
@@ -490,6 +629,14 @@ func (s *sweeper) tally(rep *Report, entries []*entry, recov []Item) {
 			rep.Kept++
 		}
 	}
+}
+
+// plural says "1 file" or "2 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // execute removes the candidates, at most MaxRemovals of them (a failed
@@ -624,6 +771,7 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 	if s.step("fingerprinted", dir) {
 		return
 	}
+	unchanged := false
 	m := marker{Dir: dir, Scope: e.scope, Created: s.opts.Now().UTC(),
 		SnapFiles: fp1.SnapFiles, SnapDirs: fp1.SnapDirs, SnapBytes: fp1.SnapBytes, SnapList: fmt.Sprintf("%x", fp1.SnapList), SnapContent: fmt.Sprintf("%x", fp1.Content)}
 	fp2 := fp1
@@ -643,6 +791,11 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 			return
 		}
 		it.SnapshotVersion = res.Version
+		if len(res.Omitted) > 0 {
+			unsnapshottable(it, res.Omitted, fmt.Sprintf(" (v%d holds the rest)", res.Version))
+			return
+		}
+		unchanged = res.Unchanged
 		if s.step("snapshotted", dir) {
 			return
 		}
@@ -723,7 +876,11 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 	if s.opts.Discard {
 		it.Reason = fmt.Sprintf("%s; discarded without a snapshot under plan %s", idle, m.PlanID)
 	} else {
-		it.Reason = fmt.Sprintf("%s; snapshot v%d verified (%d files, %d bytes), then removed", idle, m.Version, m.SnapFiles, m.SnapBytes)
+		snap := fmt.Sprintf("snapshot v%d", m.Version)
+		if unchanged {
+			snap = fmt.Sprintf("unchanged since snapshot v%d, which", m.Version)
+		}
+		it.Reason = fmt.Sprintf("%s; %s verified (%s, %s), then removed", idle, snap, plural(m.SnapFiles, "file", "files"), plural(int(m.SnapBytes), "byte", "bytes"))
 	}
 }
 

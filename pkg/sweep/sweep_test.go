@@ -303,8 +303,10 @@ func TestDiscardNeedsConfirmation(t *testing.T) {
 		t.Fatalf("other idle: %v", err)
 	}
 
-	// A workspace touched since the plan makes it stale.
+	// A workspace touched since the plan makes it stale (a file planted
+	// with an old modification time: still idle, but changed).
 	must(t, os.WriteFile(filepath.Join(scratch, dirs[0], "new.txt"), []byte("new"), 0o600))
+	backdate(t, filepath.Join(scratch, dirs[0]), t0.Add(-72*time.Hour))
 	_, err = Run(context.Background(), Options{Scratch: scratch, Idle: time.Hour, Now: fixedNow, Confirm: &Confirmation{PlanID: plan.PlanID}})
 	if !errors.As(err, &ce) || !ce.Stale {
 		t.Fatalf("stale: %v", err)

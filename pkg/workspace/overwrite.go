@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -134,7 +135,7 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 				lose(rel, "modified")
 				return nil
 			}
-			crc, err := fileCRC(d, path.Base(rel), fi, buf)
+			crc, err := osutil.FileCRC(d, path.Base(rel), fi, buf)
 			if err != nil {
 				return err
 			}

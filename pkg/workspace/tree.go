@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"hash/crc32"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -156,24 +154,3 @@ func walkTree(root *os.Root, fn func(rel string, fi fs.FileInfo, dir *os.Root) e
 	return walk(root, "")
 }
 
-// fileCRC returns the CRC-32 (IEEE, as zip archives record it) of the
-// regular file name of dir, which must be the file fi describes.
-func fileCRC(dir *os.Root, name string, fi fs.FileInfo, buf []byte) (uint32, error) {
-	f, err := dir.OpenFile(name, os.O_RDONLY|osutil.OpenNoFollow|osutil.OpenNonBlock, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if !os.SameFile(st, fi) {
-		return 0, errors.New("replaced while being read")
-	}
-	c := crc32.NewIEEE()
-	if _, err := io.CopyBuffer(c, onlyReader{f}, buf); err != nil {
-		return 0, err
-	}
-	return c.Sum32(), nil
-}

@@ -208,7 +208,6 @@ func hashContent(es []snapEntry) [32]byte {
 	return out
 }
 
-
 // fingerprint measures the workspace directory open as root, whose index
 // must hash to dir; with content it also reads every file a snapshot would
 // hold. Symbolic links are never followed.

@@ -153,4 +153,3 @@ func walkTree(root *os.Root, fn func(rel string, fi fs.FileInfo, dir *os.Root) e
 	}
 	return walk(root, "")
 }
-

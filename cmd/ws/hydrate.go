@@ -2,7 +2,10 @@ package wscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +20,10 @@ type HydrateOptions struct {
 	deps
 	Scope   cmdutil.ScopeFlags
 	Version int64
+	// Force is --force: overwrite work no snapshot holds.
+	Force bool
+	// To is --to DIR: restore into a new directory instead.
+	To string
 }
 
 // HydrateOutput is the output of "ws hydrate -o json".
@@ -25,6 +32,18 @@ type HydrateOutput struct {
 	Version int64            `json:"version"`
 	Files   int              `json:"files"`
 	Bytes   int64            `json:"bytes"`
+	// Dir is the directory restored into.
+	Dir string `json:"dir"`
+}
+
+// OverwriteOutput is what "ws hydrate" prints on stdout when it refuses
+// to overwrite unsaved work (exit status 4).
+type OverwriteOutput struct {
+	Scope   *artifacts.Scope `json:"scope"`
+	Version int64            `json:"version"`
+	Dir     string           `json:"dir"`
+	Lost    []workspace.Loss `json:"lost"`
+	Total   int              `json:"total"`
 }
 
 // NewCmdHydrate returns "ws hydrate". runF, when not nil, replaces the run
@@ -32,7 +51,7 @@ type HydrateOutput struct {
 func NewCmdHydrate(f *cmdutil.Factory, runF func(context.Context, *HydrateOptions) error) *cobra.Command {
 	opts := &HydrateOptions{deps: depsOf(f)}
 	cmd := &cobra.Command{
-		Use:   "hydrate --app A --user U --session S [--version V]",
+		Use:   "hydrate --app A --user U --session S [--version V] [--force | --to DIR]",
 		Short: "Restore a session's workspace from a workspace.zip version",
 		Long: `Fetch a version of the session's workspace.zip from --store (the latest
 unless --version is given), verify it against its record, and extract it
@@ -40,9 +59,22 @@ into the session's directory under the --scratch root, all or nothing: the
 directory is replaced only when every entry was extracted and checked. The
 index record is kept (and created when missing).
 
-With -o json: {"scope","version","files","bytes"}.`,
+Hydrate never overwrites unsaved work on its own: when the workspace holds
+anything that differs from the version being restored (a new or edited
+file, a symbolic link) and its tree is not the one a snapshot recorded, it
+lists what would be lost and exits with status 4 (would_overwrite),
+changing nothing. Snapshot it first, restore into a new directory with
+--to DIR (the workspace is not touched, no index is written), or overwrite
+it with --force.
+
+With -o json: {"scope","version","files","bytes","dir"}; when refused,
+{"scope","version","dir","lost":[{"path","change"}],"total"} (change is
+new, modified, or the kind of an entry a snapshot cannot hold).`,
 		Example: `  agentstore ws hydrate --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
-    --app demo-a --user user-42 --session session-7 --version 3`,
+    --app demo-a --user user-42 --session session-7 --version 3
+  # look at version 3 without touching the workspace
+  agentstore ws hydrate --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
+    --app demo-a --user user-42 --session session-7 --version 3 --to /tmp/session-7-v3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := opts.Scope.Scope(true, artifacts.KindSession); err != nil {
@@ -50,6 +82,12 @@ With -o json: {"scope","version","files","bytes"}.`,
 			}
 			if opts.Version < 0 {
 				return cmdutil.Usagef("--version must be a positive version number (0 or absent: the latest), not %d", opts.Version)
+			}
+			if opts.Force && opts.To != "" {
+				return cmdutil.Usagef("give --force or --to, not both: --to never touches the workspace")
+			}
+			if cmd.Flags().Changed("to") && opts.To == "" {
+				return cmdutil.Usagef("--to needs a directory that does not exist yet")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -59,7 +97,12 @@ With -o json: {"scope","version","files","bytes"}.`,
 	}
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
 	cmd.Flags().Int64Var(&opts.Version, "version", 0, "version of workspace.zip to hydrate (default: the latest)")
-	cmdutil.SetExitStatusNote(cmd, "1 also when the session has no snapshot (not_found) or it is corrupt (corrupt_artifact)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite the workspace even when it holds work no snapshot has")
+	cmd.Flags().StringVar(&opts.To, "to", "", "restore into `DIR`, a new directory, leaving the workspace alone")
+	_ = cmd.MarkFlagDirname("to")
+	cmdutil.SetExitStatusNote(cmd, `1 also when the session has no snapshot (not_found) or it is corrupt (corrupt_artifact)
+4  the workspace holds work no snapshot has (would_overwrite); nothing
+   was changed`)
 	return cmd
 }
 
@@ -70,15 +113,58 @@ func runHydrate(ctx context.Context, opts *HydrateOptions) error {
 	}
 	defer m.Close()
 	update, done := progress(opts.IO, "hydrate")
-	res, err := m.Hydrate(ctx, scope, opts.Version, workspace.HydrateOptions{Progress: update})
+	hopts := workspace.HydrateOptions{Progress: update, Force: opts.Force}
+	var res workspace.HydrateResult
+	if opts.To != "" {
+		res, err = m.HydrateTo(ctx, scope, opts.Version, opts.To, hopts)
+	} else {
+		res, err = m.Hydrate(ctx, scope, opts.Version, hopts)
+	}
 	done()
+	var oe *workspace.OverwriteError
+	if errors.As(err, &oe) {
+		return refuseOverwrite(opts, cfg, oe)
+	}
 	if err != nil {
 		return err
 	}
-	out := HydrateOutput{Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes}
+	out := HydrateOutput{Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes, Dir: res.Dir}
 	if cfg.JSON() {
 		return output.JSON(opts.IO.Out, out)
 	}
-	fmt.Fprintf(opts.IO.Out, "hydrated %s v%d: %d files, %s\n", res.Scope, res.Version, res.Files, output.Size(res.Bytes))
+	fmt.Fprintf(opts.IO.Out, "hydrated %s v%d: %s, %s", res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes))
+	if opts.To != "" {
+		fmt.Fprintf(opts.IO.Out, " into %s", res.Dir)
+	}
+	fmt.Fprintln(opts.IO.Out)
 	return nil
+}
+
+// refuseOverwrite prints what a hydration would lose and returns the
+// error (exit status 4) with the commands that go on from here.
+func refuseOverwrite(opts *HydrateOptions, cfg *cmdutil.Config, oe *workspace.OverwriteError) error {
+	out := OverwriteOutput{Scope: scopeJSON(oe.Scope), Version: oe.Version, Dir: oe.Dir, Lost: oe.Lost, Total: oe.Total}
+	if cfg.JSON() {
+		if err := output.JSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		w := opts.IO.Out
+		fmt.Fprintf(w, "hydrating v%d would lose %s of %s that no snapshot holds:\n", oe.Version, plural(oe.Total, "entry", "entries"), oe.Dir)
+		for _, l := range oe.Lost {
+			fmt.Fprintf(w, "  %-8s %s\n", l.Change, safe(l.Path))
+		}
+		if oe.Total > len(oe.Lost) {
+			fmt.Fprintf(w, "  ... and %d more\n", oe.Total-len(oe.Lost))
+		}
+	}
+	base := "agentstore ws --scratch " + shellQuote(cfg.Scratch) + " --store " + shellQuote(cfg.Store)
+	scope := " --app " + shellQuote(oe.Scope.App) + " --user " + shellQuote(oe.Scope.User) + " --session " + shellQuote(oe.Scope.Session)
+	version := " --version " + strconv.FormatInt(oe.Version, 10)
+	msg := fmt.Sprintf("%s\nnext: save it first:           %s\nnext: restore beside it:        %s\nnext: overwrite it (loses it): %s",
+		oe.Error(),
+		strings.Replace(base, " ws ", " ws snapshot ", 1)+scope,
+		strings.Replace(base, " ws ", " ws hydrate ", 1)+scope+version+" --to ./workspace-v"+strconv.FormatInt(oe.Version, 10),
+		strings.Replace(base, " ws ", " ws hydrate ", 1)+scope+version+" --force")
+	return cmdutil.CodedError(cmdutil.CodeWouldOverwrite, errors.New(msg))
 }

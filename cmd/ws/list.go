@@ -3,6 +3,7 @@ package wscmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,12 +12,16 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/sweep"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
 
 // ListOptions are the inputs of "ws list".
 type ListOptions struct {
 	deps
+	// All is --all: also the sweep's lock file, tombstones and the
+	// temporary entries of hydrations.
+	All bool
 }
 
 // ListItem is one item of "ws list -o json".
@@ -26,8 +31,8 @@ type ListItem struct {
 	Scope           *artifacts.Scope `json:"scope,omitempty"`
 	Bytes           int64            `json:"bytes"`
 	Files           int              `json:"files"`
-	LastAccess      string           `json:"last_access"`
-	IdleSeconds     int64            `json:"idle_seconds"`
+	LastAccess      *string          `json:"last_access"`
+	IdleSeconds     *int64           `json:"idle_seconds"`
 	SnapshotVersion *int64           `json:"snapshot_version"`
 	Temporary       bool             `json:"temporary,omitempty"`
 	Problem         string           `json:"problem,omitempty"`
@@ -45,14 +50,22 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the workspaces under the scratch root",
-		Long: `List every entry of the --scratch root: its state (ok, no_index, bad_index or
-not_a_directory; symbolic links are reported, never followed), the session
-scope its index names (only when the index is good: it decodes and its key
-hashes to the directory's name), its size, last access, idle time and the
-latest published version of its workspace.zip (when --store is set).
+		Long: `List every entry of the --scratch root: its state (ok, no_index, bad_index,
+not_a_directory or symlink; symbolic links are reported, never followed),
+the session scope its index names (only when the index is good: it decodes
+and its key hashes to the directory's name), its size, last access, idle
+time and the latest published version of its workspace.zip (when --store
+is set).
+
+The last access is the later of the index's and the newest modification
+of any file or directory in the workspace: files edited directly count as
+use. Where there is no good index it is unknown. The sweep's lock file and
+tombstones and the temporary entries of hydrations are hidden unless --all
+is given.
 
 With -o json: {"items":[{"dir","state","scope","bytes","files",
-"last_access","idle_seconds","snapshot_version"}]}.`,
+"last_access","idle_seconds","snapshot_version"}]}; last_access and
+idle_seconds are null where unknown.`,
 		Example: `  agentstore ws list --scratch /var/lib/agents/scratch
   agentstore ws list --scratch /var/lib/agents/scratch --store /var/lib/agents/store -o json`,
 		Args: cobra.NoArgs,
@@ -63,6 +76,7 @@ With -o json: {"items":[{"dir","state","scope","bytes","files",
 			return runList(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "also list the sweep's lock file and tombstones and the temporary entries of hydrations")
 	return cmd
 }
 
@@ -86,14 +100,19 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
+	if !opts.All {
+		infos = slices.DeleteFunc(infos, func(in workspace.Info) bool { return in.Temporary || sweep.IsOwn(in.Dir) })
+	}
 	res := ListResult{Items: make([]ListItem, 0, len(infos))}
 	for _, in := range infos {
 		it := ListItem{
 			Dir: in.Dir, State: in.State, Bytes: in.Bytes, Files: in.Files,
-			LastAccess:  output.Time(in.LastAccess),
-			IdleSeconds: int64(in.Idle / time.Second),
-			Temporary:   in.Temporary,
-			Problem:     in.Problem,
+			Temporary: in.Temporary,
+			Problem:   in.Problem,
+		}
+		if in.State == workspace.StateOK {
+			last, idle := output.Time(in.LastAccess), int64(in.Idle/time.Second)
+			it.LastAccess, it.IdleSeconds = &last, &idle
 		}
 		if sc, ok := in.Scope(); ok {
 			it.Scope = scopeJSON(sc)
@@ -133,9 +152,11 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		if it.SnapshotVersion != nil {
 			snap = "v" + strconv.FormatInt(*it.SnapshotVersion, 10)
 		}
-		idle := (time.Duration(it.IdleSeconds) * time.Second).String()
-		tb.Row(it.Dir, state, scope, output.Size(it.Bytes), strconv.Itoa(it.Files),
-			output.HumanTime(opts.IO, now, in.LastAccess), idle, snap)
+		last, idle := "unknown", "unknown"
+		if it.LastAccess != nil {
+			last, idle = output.HumanTime(opts.IO, now, in.LastAccess), sweep.FormatIdle(in.Idle)
+		}
+		tb.Row(safe(it.Dir), state, scope, output.Size(it.Bytes), strconv.Itoa(it.Files), last, idle, snap)
 	}
 	return tb.Render()
 }

@@ -3,6 +3,7 @@ package wscmd
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,11 @@ type SnapshotOutput struct {
 	Bytes   int64            `json:"bytes"`
 	Digest  string           `json:"digest"`
 	Size    int64            `json:"size"`
+	// Unchanged is true when the tree is the one Version already holds:
+	// nothing was written.
+	Unchanged bool `json:"unchanged"`
+	// Omitted lists the entries a snapshot cannot hold, left out.
+	Omitted []workspace.Omission `json:"omitted"`
 }
 
 // NewCmdSnapshot returns "ws snapshot". runF, when not nil, replaces the
@@ -40,8 +46,18 @@ record) and put it into --store as a new version of the artifact
 workspace.zip (application/zip) of the session scope. The archive streams
 into the store; the version is printed once the store has published it.
 
-With -o json: {"scope","version","files","bytes","digest"}; bytes counts
-the files' bytes, size the archive's.`,
+A tree that is the one the latest version already holds (nothing touched
+since that version was made or hydrated) writes nothing: "unchanged since
+vN", and no version number is used up.
+
+A snapshot holds regular files and directories only. Symbolic links,
+FIFOs, sockets and devices are left out, and every one is listed (path and
+kind); the command then exits with status 3, and "ws sweep" never removes
+the workspace.
+
+With -o json: {"scope","version","files","bytes","digest","size",
+"unchanged","omitted":[{"path","kind"}]}; bytes counts the files' bytes,
+size the archive's.`,
 		Example: `  agentstore ws snapshot --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
     --app demo-a --user user-42 --session session-7`,
 		Args: cobra.NoArgs,
@@ -56,7 +72,9 @@ the files' bytes, size the archive's.`,
 		},
 	}
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
-	cmdutil.SetExitStatusNote(cmd, "1 also when the session has no directory under the scratch root (not_found)")
+	cmdutil.SetExitStatusNote(cmd, `1 also when the session has no directory under the scratch root (not_found)
+3  the snapshot left out entries it cannot hold (symbolic links, FIFOs,
+   sockets, devices); they are listed`)
 	return cmd
 }
 
@@ -74,12 +92,42 @@ func runSnapshot(ctx context.Context, opts *SnapshotOptions) error {
 	}
 	out := SnapshotOutput{
 		Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes,
-		Digest: res.Record.Digest, Size: res.Record.Size,
+		Digest: res.Record.Digest, Size: res.Record.Size, Unchanged: res.Unchanged,
+		Omitted: res.Omitted,
+	}
+	if out.Omitted == nil {
+		out.Omitted = []workspace.Omission{}
 	}
 	if cfg.JSON() {
-		return output.JSON(opts.IO.Out, out)
+		if err := output.JSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		w := opts.IO.Out
+		if res.Unchanged {
+			fmt.Fprintf(w, "snapshot %s unchanged since v%d: %s, %s; nothing written\n",
+				res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes))
+		} else {
+			fmt.Fprintf(w, "snapshot %s v%d: %s, %s (archive %s, sha256 %s)\n",
+				res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes), output.Size(res.Record.Size), res.Record.Digest)
+		}
+		if len(res.Omitted) > 0 {
+			fmt.Fprintf(w, "left out (a snapshot cannot hold them):\n")
+			for _, o := range res.Omitted {
+				fmt.Fprintf(w, "  %s (%s)\n", safe(o.Path), o.Kind)
+			}
+		}
 	}
-	fmt.Fprintf(opts.IO.Out, "snapshot %s v%d: %d files, %s (archive %s, sha256 %s)\n",
-		res.Scope, res.Version, res.Files, output.Size(res.Bytes), output.Size(res.Record.Size), res.Record.Digest)
+	if n := len(res.Omitted); n > 0 {
+		return &cmdutil.ProblemsFound{Msg: fmt.Sprintf("%s left out of snapshot v%d: symbolic links and special files cannot be kept; the workspace is never swept while it holds them", plural(n, "entry was", "entries were"), res.Version)}
+	}
 	return nil
+}
+
+// plural says "1 file" or "2 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentstore/agentstore/internal/promfile"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/sweep"
+	"github.com/agentstore/agentstore/pkg/workspace"
 )
 
 // SweepOptions are the flags and dependencies of "ws sweep".
@@ -45,6 +47,11 @@ type SweepOptions struct {
 	ConfirmFile string
 	// MetricsFile is --metrics-file.
 	MetricsFile string
+	// Force is --force: accept an --idle below sweep.MinIdle.
+	Force bool
+	// Exclude is --exclude: patterns of entry names to leave alone, on
+	// top of the sweep-exclude setting.
+	Exclude []string
 }
 
 // SweepItem is one item of "ws sweep -o json".
@@ -58,6 +65,10 @@ type SweepItem struct {
 	Files           int              `json:"files"`
 	LastAccess      string           `json:"last_access,omitempty"`
 	IdleSeconds     int64            `json:"idle_seconds"`
+	// Code is "unsnapshottable" for a workspace kept because a snapshot
+	// cannot hold some of its entries, listed in Omitted.
+	Code    string               `json:"code,omitempty"`
+	Omitted []workspace.Omission `json:"omitted,omitempty"`
 }
 
 // SweepOutput is the output of "ws sweep -o json" (cli.md: dry_run, items,
@@ -69,6 +80,7 @@ type SweepOutput struct {
 	Removed      int         `json:"removed"`
 	Kept         int         `json:"kept"`
 	Skipped      int         `json:"skipped"`
+	Cleaned      int         `json:"cleaned"`
 	BytesRemoved int64       `json:"bytes_removed"`
 	Scratch      string      `json:"scratch"`
 	PlanID       string      `json:"plan_id,omitempty"`
@@ -79,14 +91,17 @@ type SweepOutput struct {
 func NewCmdSweep(f *cmdutil.Factory, runF func(context.Context, *SweepOptions) error) *cobra.Command {
 	opts := &SweepOptions{deps: depsOf(f), StoreURI: f.StoreURI}
 	cmd := &cobra.Command{
-		Use:   "sweep --idle DURATION [--dry-run] [--max-removals N] [--discard] [--confirm PLAN | --confirm-file FILE|-] [--metrics-file FILE]",
+		Use:   "sweep --idle DURATION [--dry-run] [--max-removals N] [--exclude PATTERN]... [--discard] [--confirm PLAN | --confirm-file FILE|-] [--metrics-file FILE]",
 		Short: "Snapshot and remove the workspaces idle longer than --idle",
 		Long: `Remove from the --scratch root every workspace idle longer than --idle (now
-minus the last access its index records; a last access in the future counts
-as now), after putting it into --store as a new version of its
-workspace.zip and reading that version back: the store's verifying reader
-must reach the end and the zip must list exactly the files, sizes and
-checksums of the tree. Only then is the directory renamed to a tombstone
+minus its last use: the later of the last access its index records and the
+newest modification of any file or directory in it, so that files edited
+directly count; a time in the future counts as now), after putting it into
+--store as a new version of its workspace.zip (or finding that the latest
+version already holds its tree) and reading that version back: the store's
+verifying reader must reach the end and the zip must list exactly the
+files, sizes and checksums of the whole tree. Only then is the directory
+renamed to a tombstone
 (.agentstore-sweep-DIR-TOKEN, beside a marker recording the verified
 version) and removed. A sweep killed at any moment leaves every workspace
 either as its directory or as a verified snapshot; the next sweep finishes
@@ -96,9 +111,23 @@ Never removed, always reported as skipped (exit status 3): a directory
 without an index, an index that does not decode or whose key does not hash
 to the directory's name, anything that is not a directory (symbolic links
 are never followed), a workspace touched since the plan or during its
-removal, and any workspace whose snapshot failed or did not verify. Each
-entry is printed with its decision (removed, would_remove, kept, skipped)
-and the reason.
+removal, any workspace whose snapshot failed or did not verify, and any
+workspace holding entries a snapshot cannot hold (symbolic links, FIFOs,
+sockets, devices: code unsnapshottable, with the entries listed) unless it
+is discarded under a confirmed plan. Each entry is printed with its
+decision (removed, would_remove, kept, skipped, cleaned) and the reason.
+
+--idle below 5m0s needs --force: a shorter one sweeps sessions in the
+middle of their work. The file system's lost+found is never touched, nor
+any entry whose name matches an --exclude pattern (shell patterns as in
+path.Match, e.g. 'backup-*'; repeatable) or one of the sweep-exclude
+setting (config file list, or space-separated $AGENTSTORE_SWEEP_EXCLUDE);
+they are reported as kept.
+
+What killed hydrations leave in the scratch root (a downloaded archive
+.agentstore-hydrate-*.zip, a half-extracted tree .DIR.zipsafe-new-*) is
+removed once it has not changed for an hour and no hydration holds it,
+and reported as cleaned.
 
 --dry-run prints the plan and changes nothing: what would be removed, with
 about which snapshot version (the latest plus one: another writer could
@@ -125,9 +154,10 @@ no lock. With --metrics-file FILE it writes Prometheus textfile metrics
 atomically.
 
 With -o json: {"dry_run", "items": [{"dir", "scope", "decision", "reason",
-"snapshot_version", "bytes", "files", "last_access", "idle_seconds"}],
-"removed", "kept", "skipped", "bytes_removed", "scratch"}; removed counts
-what a dry run would remove, kept includes skipped.`,
+"snapshot_version", "bytes", "files", "last_access", "idle_seconds",
+"code", "omitted"}], "removed", "kept", "skipped", "cleaned",
+"bytes_removed", "scratch"}; removed counts what a dry run would remove,
+kept includes skipped (the table and the metrics count the same way).`,
 		Example: `  agentstore ws sweep --scratch /var/lib/agents/scratch --store /var/lib/agents/store --idle 24h --dry-run
   agentstore ws sweep --scratch /var/lib/agents/scratch --store /var/lib/agents/store --idle 24h -o json \
       --metrics-file /var/lib/node_exporter/agentstore_sweep.prom
@@ -143,6 +173,14 @@ what a dry run would remove, kept includes skipped.`,
 			}
 			if opts.Idle < 0 {
 				return cmdutil.Usagef("--idle %s is negative", opts.Idle)
+			}
+			if opts.Idle < sweep.MinIdle && !opts.Force {
+				return cmdutil.Usagef("--idle %s is below %s: it would sweep sessions in the middle of their work; add --force if you mean it", sweep.FormatIdle(opts.Idle), sweep.FormatIdle(sweep.MinIdle))
+			}
+			for _, p := range opts.Exclude {
+				if _, err := filepath.Match(p, ""); err != nil {
+					return cmdutil.Usagef("--exclude %q is not a valid pattern: %v", p, err)
+				}
 			}
 			if opts.MaxRemovals < 0 {
 				return cmdutil.Usagef("--max-removals %d is negative", opts.MaxRemovals)
@@ -179,6 +217,8 @@ what a dry run would remove, kept includes skipped.`,
 	fl.StringVar(&opts.Confirm, "confirm", "", "the discard plan to execute: its JSON or its plan_id")
 	fl.StringVar(&opts.ConfirmFile, "confirm-file", "", "read the discard plan's JSON from `FILE` (- for standard input)")
 	fl.StringVar(&opts.MetricsFile, "metrics-file", "", "write Prometheus textfile metrics to `FILE` (atomically)")
+	fl.BoolVar(&opts.Force, "force", false, "accept an --idle below 5m0s")
+	fl.StringArrayVar(&opts.Exclude, "exclude", nil, "leave scratch-root entries whose name matches `PATTERN` alone (repeatable)")
 	return cmd
 }
 
@@ -231,6 +271,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) (err error) {
 	sopts := sweep.Options{
 		Scratch: cfg.Scratch, Store: st, Idle: opts.Idle, DryRun: opts.DryRun,
 		MaxRemovals: opts.MaxRemovals, Discard: opts.Discard, Confirm: conf, Now: opts.Now,
+		Exclude: append(slices.Clone(cfg.SweepExclude), opts.Exclude...),
 	}
 	if !opts.DryRun {
 		l, err := lock.Acquire(filepath.Join(cfg.Scratch, sweep.LockFile), lock.Options{Purpose: "ws sweep"})
@@ -325,6 +366,12 @@ func nextSweepCommand(cfg *cmdutil.Config, opts *SweepOptions, planID string) st
 	if opts.MaxRemovals > 0 {
 		s += " --max-removals " + strconv.Itoa(opts.MaxRemovals)
 	}
+	if opts.Force {
+		s += " --force"
+	}
+	for _, p := range opts.Exclude {
+		s += " --exclude " + shellQuote(p)
+	}
 	return s + " --confirm " + planID
 }
 
@@ -340,7 +387,7 @@ func shellQuote(s string) string {
 func sweepOutput(rep *sweep.Report) SweepOutput {
 	out := SweepOutput{
 		DryRun: rep.DryRun, Items: make([]SweepItem, 0, len(rep.Items)),
-		Removed: rep.Removed, Kept: rep.Kept, Skipped: rep.Skipped, BytesRemoved: rep.BytesRemoved,
+		Removed: rep.Removed, Kept: rep.Kept, Skipped: rep.Skipped, Cleaned: rep.Cleaned, BytesRemoved: rep.BytesRemoved,
 		Scratch: rep.Scratch,
 	}
 	if rep.Plan != nil {
@@ -351,6 +398,7 @@ func sweepOutput(rep *sweep.Report) SweepOutput {
 			Dir: it.Dir, Scope: it.Scope, Decision: it.Decision, Reason: it.Reason,
 			Bytes: it.Bytes, Files: it.Files, LastAccess: output.Time(it.LastAccess),
 			IdleSeconds: int64(it.Idle / time.Second),
+			Code:        it.Code, Omitted: it.Omitted,
 		}
 		if it.SnapshotVersion > 0 {
 			v := it.SnapshotVersion
@@ -371,7 +419,7 @@ func printDiscardPlan(opts *SweepOptions, cfg *cmdutil.Config, rep *sweep.Report
 		total += it.Bytes
 	}
 	w := opts.IO.Out
-	fmt.Fprintf(w, "%s %d workspaces (%s) WITHOUT a snapshot\n", st.Bold("Plan: discard"), len(rep.Plan.Items), output.Size(total))
+	fmt.Fprintf(w, "%s %s (%s) WITHOUT a snapshot\n", st.Bold("Plan: discard"), plural(len(rep.Plan.Items), "workspace", "workspaces"), output.Size(total))
 	fmt.Fprintf(w, "  scratch:  %s\n", rep.Plan.Scratch)
 	fmt.Fprintf(w, "  idle:     longer than %s\n", rep.Plan.Idle)
 	fmt.Fprintf(w, "  plan_id:  %s\n\n", rep.Plan.PlanID)
@@ -395,7 +443,11 @@ func printSweep(ios *iostreams.IOStreams, now time.Time, rep *sweep.Report) {
 	if rep.DryRun {
 		verb = "would remove"
 	}
-	fmt.Fprintf(w, "%d entries: %s %d (%s), kept %d, skipped %d\n", len(rep.Items), verb, rep.Removed, output.Size(rep.BytesRemoved), rep.Kept-rep.Skipped, rep.Skipped)
+	fmt.Fprintf(w, "%s: %s %d (%s), kept %d (%d skipped)", plural(len(rep.Items), "entry", "entries"), verb, rep.Removed, output.Size(rep.BytesRemoved), rep.Kept, rep.Skipped)
+	if rep.Cleaned > 0 {
+		fmt.Fprintf(w, ", cleaned %d", rep.Cleaned)
+	}
+	fmt.Fprintln(w)
 	if len(rep.Items) == 0 {
 		return
 	}
@@ -421,7 +473,7 @@ func printSweep(ios *iostreams.IOStreams, now time.Time, rep *sweep.Report) {
 		case sweep.Skipped:
 			dec = st.Bad(dec)
 		}
-		t.Row(it.Dir, scope, dec, snap, sweep.FormatIdle(it.Idle), it.Reason)
+		t.Row(safe(it.Dir), scope, dec, snap, sweep.FormatIdle(it.Idle), it.Reason)
 	}
 	_ = t.Render()
 }
@@ -462,6 +514,7 @@ func (m sweepMetrics) write(path string) error {
 			promfile.Gauge(prefix+"_removed_bytes", "Bytes of the workspaces removed by the last sweep.", float64(r.BytesRemoved), label),
 			promfile.Gauge(prefix+"_kept", "Entries left in place by the last sweep, skipped ones included.", float64(r.Kept), label),
 			promfile.Gauge(prefix+"_skipped", "Entries the last sweep could not sweep safely.", float64(r.Skipped), label),
+			promfile.Gauge(prefix+"_cleaned", "Debris of killed hydrations the last sweep removed (in a dry run: would remove).", float64(r.Cleaned), label),
 			promfile.Gauge(prefix+"_dry_run", "1 when the last sweep was a dry run.", dry, label),
 		)
 	}

@@ -33,6 +33,8 @@ func TestSweepFlags(t *testing.T) {
 		{"--idle", "1h", "--confirm-file", ""},
 		{"--idle", "1h", "--metrics-file", "/nonexistent/dir/m.prom"},
 		{"--idle", "soon"},
+		{"--idle", "4m59s"},
+		{"--idle", "1h", "--exclude", "[x"},
 	} {
 		cmd := NewCmdSweep(f, func(context.Context, *SweepOptions) error { t.Fatal("ran"); return nil })
 		cmd.SetArgs(args)
@@ -48,7 +50,7 @@ func TestSweepRun(t *testing.T) {
 	cfg, _ := f.Config()
 	dir := workspace.DirName("user-42", "session-7")
 	cmd := NewCmdSweep(f, nil)
-	cmd.SetArgs([]string{"--idle", "1m", "--dry-run"})
+	cmd.SetArgs([]string{"--idle", "1m", "--force", "--dry-run"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +67,7 @@ func TestSweepRun(t *testing.T) {
 	out.Reset()
 	metrics := filepath.Join(t.TempDir(), "m.prom")
 	cmd = NewCmdSweep(f, nil)
-	cmd.SetArgs([]string{"--idle", "1m", "--metrics-file", metrics})
+	cmd.SetArgs([]string{"--idle", "1m", "--force", "--metrics-file", metrics})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func TestSweepTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"(dry run", "DIR", "DECISION", "kept", "idle for 1m30s, not longer than --idle 1h0m0s"} {
+	for _, want := range []string{"(dry run", "DIR", "DECISION", "kept", "idle for 1m30s, not longer than --idle 1h0m"} {
 		if want == "(dry run" {
 			if strings.Contains(s, want) {
 				t.Errorf("a real sweep says dry run:\n%s", s)

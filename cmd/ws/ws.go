@@ -8,6 +8,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
@@ -109,4 +112,16 @@ func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags) (art
 	}
 	m, err := d.newManager(cfg, st)
 	return scope, cfg, m, err
+}
+
+// safe returns a path for a terminal: as it is when every character is
+// printable, else quoted with Go escapes, so that a name planted in a
+// workspace cannot move the cursor or forge lines.
+func safe(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +50,23 @@ func testFactory(t *testing.T, output string, tty bool) (*cmdutil.Factory, *byte
 		t.Fatal(err)
 	}
 	m.Close()
+	// The files were written by the fixed clock's session, not now.
+	backdate(t, w.Path(), now.Add(-90*time.Second))
 	return f, out, errOut
+}
+
+// backdate sets the modification time of every entry below dir to when.
+func backdate(t *testing.T, dir string, when time.Time) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir || d.Type()&fs.ModeSymlink != 0 {
+			return err
+		}
+		return os.Chtimes(p, when, when)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestSnapshotFlags(t *testing.T) {

@@ -46,10 +46,14 @@ const (
 	KeyTimeout   = "timeout"
 	KeyVerbose   = "verbose"
 	KeyLogFormat = "log-format"
+	// KeySweepExclude lists the patterns of scratch-root entries "ws
+	// sweep" leaves alone (its --exclude; a list in the config file,
+	// space-separated in the environment).
+	KeySweepExclude = "sweep-exclude"
 )
 
 // fileKeys are the keys a config file may hold.
-var fileKeys = []string{KeyStore, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat}
+var fileKeys = []string{KeyStore, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat, KeySweepExclude}
 
 // Config is the resolved global settings of one invocation.
 type Config struct {
@@ -75,6 +79,9 @@ type Config struct {
 	StoreDefault bool
 	// ScratchDefault is the same for Scratch.
 	ScratchDefault bool
+	// SweepExclude is the sweep-exclude setting: patterns of scratch-root
+	// entry names "ws sweep" leaves alone, besides its --exclude flags.
+	SweepExclude []string
 }
 
 // DefaultDataDir returns the directory that holds the default store and
@@ -245,6 +252,17 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 	}
 	if cfg.Timeout, err = toDuration(v.Get(KeyTimeout)); err != nil {
 		return nil, Usagef("invalid --%s value: %v", KeyTimeout, err)
+	}
+	if cfg.SweepExclude, err = cast.ToStringSliceE(v.Get(KeySweepExclude)); err != nil {
+		return nil, configErr("invalid %s value %v (want a list of patterns)", KeySweepExclude, v.Get(KeySweepExclude))
+	}
+	if len(cfg.SweepExclude) == 0 {
+		cfg.SweepExclude = nil
+	}
+	for _, p := range cfg.SweepExclude {
+		if _, err := filepath.Match(p, ""); err != nil {
+			return nil, configErr("invalid %s pattern %q: %v", KeySweepExclude, p, err)
+		}
 	}
 	cfg.LogFormat = v.GetString(KeyLogFormat)
 	switch cfg.LogFormat {

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := Config{Output: OutputJSON, LogFormat: LogText,
 		Store: "/data/agentstore/store", StoreDefault: true,
 		Scratch: "/data/agentstore/scratch", ScratchDefault: true}
-	if *cfg != want {
+	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("defaults off a terminal = %+v, want %+v", *cfg, want)
 	}
 	cfg, err = load(t, true, []string{})
@@ -90,7 +91,7 @@ log-format: json
 	}
 	want := Config{Store: "/from/file", Scratch: "/scratch/file", Output: OutputTable, NoColor: true,
 		Timeout: time.Minute, Verbose: true, LogFormat: LogJSON, ConfigFile: file}
-	if *cfg != want {
+	if !reflect.DeepEqual(*cfg, want) {
 		t.Errorf("from file = %+v, want %+v", *cfg, want)
 	}
 

@@ -33,6 +33,9 @@ const (
 	CodeLocked               = "locked"
 	CodeUnsupportedStore     = "unsupported_store"
 	CodeConfigError          = "config_error"
+	// CodeWouldOverwrite: a restore would overwrite work no snapshot holds
+	// (package workspace's OverwriteError); exit status 4.
+	CodeWouldOverwrite = "would_overwrite"
 )
 
 // UsageError is a command-line mistake: a bad flag, argument or value.
@@ -156,7 +159,8 @@ func ErrorCode(err error) string {
 
 // ExitCode maps err to the exit status of cli.md: 0 for nil, 2 for usage
 // errors (and the invalid_* codes of package artifacts), 3 for
-// problems_found, 4 for confirmation_required and stale_confirmation, 5 for
+// problems_found, 4 for confirmation_required, stale_confirmation and
+// would_overwrite, 5 for
 // locked, 1 for anything else.
 func ExitCode(err error) int {
 	if err == nil {
@@ -176,7 +180,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case CodeProblemsFound:
 		return ExitProblems
-	case CodeConfirmationRequired, CodeStaleConfirmation:
+	case CodeConfirmationRequired, CodeStaleConfirmation, CodeWouldOverwrite:
 		return ExitConfirmation
 	case CodeLocked:
 		return ExitLocked

@@ -253,7 +253,9 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 	if cfg.Timeout, err = toDuration(v.Get(KeyTimeout)); err != nil {
 		return nil, Usagef("invalid --%s value: %v", KeyTimeout, err)
 	}
-	if cfg.SweepExclude, err = cast.ToStringSliceE(v.Get(KeySweepExclude)); err != nil {
+	if x := v.Get(KeySweepExclude); x == nil {
+		cfg.SweepExclude = nil
+	} else if cfg.SweepExclude, err = cast.ToStringSliceE(x); err != nil {
 		return nil, configErr("invalid %s value %v (want a list of patterns)", KeySweepExclude, v.Get(KeySweepExclude))
 	}
 	if len(cfg.SweepExclude) == 0 {

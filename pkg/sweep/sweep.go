@@ -281,7 +281,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			recov = append(recov, s.debris(ctx, true)...)
 			var cerr error
 			if opts.Confirm == nil {
-				cerr = &ConfirmationError{Msg: fmt.Sprintf("confirmation required: nothing was removed; %d workspaces would be discarded without a snapshot; confirm plan %s", len(plan.Items), plan.PlanID)}
+				cerr = &ConfirmationError{Msg: fmt.Sprintf("confirmation required: nothing was removed; %s would be discarded without a snapshot; confirm plan %s", plural(len(plan.Items), "workspace", "workspaces"), plan.PlanID)}
 			} else {
 				cerr = opts.Confirm.Match(plan)
 			}
@@ -466,6 +466,9 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 		return e
 	case info.State == workspace.StateBadIndex:
 		it.Decision, it.Reason = Skipped, "bad index ("+info.Problem+"); never removed"
+		return e
+	case info.State == workspace.StateSymlink:
+		it.Decision, it.Reason = Skipped, "a symbolic link (never followed); never removed"
 		return e
 	case info.State != workspace.StateOK:
 		it.Decision, it.Reason = Skipped, "not a directory: "+info.Problem+"; never removed"

@@ -31,6 +31,9 @@ func Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) 
 // sweeps on such systems must not share a scratch root with live sessions.
 func LockShared(f *os.File) error { return nil }
 
+// LockExclusive does nothing where flock does not exist.
+func LockExclusive(f *os.File) error { return nil }
+
 // TryLockExclusive always succeeds where flock does not exist.
 func TryLockExclusive(f *os.File) (held bool, err error) { return true, nil }
 

@@ -35,6 +35,17 @@ func LockShared(f *os.File) error {
 	}
 }
 
+// LockExclusive takes an exclusive advisory lock (flock) on f, waiting
+// for other holders to let go. Closing f releases it.
+func LockExclusive(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
 // TryLockExclusive takes an exclusive advisory lock (flock) on f without
 // waiting; held is false when another open file holds a lock on it.
 func TryLockExclusive(f *os.File) (held bool, err error) {

@@ -131,6 +131,10 @@ func treeOf(t testing.TB, dir string) string {
 			lines = append(lines, fmt.Sprintf("%s -> %s", rel, target))
 			return err
 		}
+		if !d.Type().IsRegular() {
+			lines = append(lines, fmt.Sprintf("%s %v", rel, fi.Mode()))
+			return nil
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err

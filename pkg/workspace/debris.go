@@ -109,14 +109,6 @@ func (m *Manager) CleanDebris(ctx context.Context, grace time.Duration, dry bool
 		return nil, osError(op, nil, m.scratch, err)
 	}
 	slices.Sort(names)
-	// Which directories have a hydration running: it holds its archive's
-	// lock. An archive of the older naming could belong to any.
-	busy := map[string]bool{}
-	for _, n := range names {
-		if dir, kind, ok := debrisOf(n); ok && kind == DebrisArchive && m.archiveHeld(n) {
-			busy[dir] = true
-		}
-	}
 	now := m.opts.Now()
 	var out []Debris
 	for _, n := range names {
@@ -144,19 +136,29 @@ func (m *Manager) CleanDebris(ctx context.Context, grace time.Duration, dry bool
 				r.Close()
 			}
 		}
+		// An archive is removed while its lock is held, so that a hydration
+		// that has just created it finds out (see fetchSnapshot).
+		var lock *os.File
 		switch {
 		case now.Sub(fi.ModTime()) < grace:
 			db.InProgress = true
-		case kind == DebrisArchive && (busy[dir] && m.archiveHeld(n)):
+		case kind == DebrisArchive:
+			var held bool
+			if lock, held = m.lockArchive(n); held {
+				db.InProgress = true
+			}
+		case kind == DebrisExtraction && m.hydrating(dir):
 			db.InProgress = true
-		case kind == DebrisExtraction && (busy[dir] || busy[""]):
-			db.InProgress = true
-		case !dry:
+		}
+		if !db.InProgress && !dry {
 			if err := m.root.RemoveAll(n); err != nil {
 				db.Err = osError(op, nil, n, err)
 			} else {
 				db.Removed = true
 			}
+		}
+		if lock != nil {
+			lock.Close()
 		}
 		out = append(out, db)
 	}
@@ -166,17 +168,56 @@ func (m *Manager) CleanDebris(ctx context.Context, grace time.Duration, dry bool
 	return out, nil
 }
 
+// hydrating reports whether a hydration of the workspace directory dir
+// (any directory when dir is empty) is running: one of its archives is
+// locked. It lists the scratch root afresh, after the caller saw the
+// extraction it asks about: a running hydration created its archive
+// before that and removes it only after the extraction is gone, so the
+// listing holds it.
+func (m *Manager) hydrating(dir string) bool {
+	d, err := m.root.Open(".")
+	if err != nil {
+		return true
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return true
+	}
+	for _, n := range names {
+		if adir, kind, ok := debrisOf(n); ok && kind == DebrisArchive && (dir == "" || adir == "" || adir == dir) && m.archiveHeld(n) {
+			return true
+		}
+	}
+	return false
+}
+
 // archiveHeld reports whether a running hydration holds the lock of the
 // archive name in the scratch root.
 func (m *Manager) archiveHeld(name string) bool {
+	f, held := m.lockArchive(name)
+	if f != nil {
+		f.Close()
+	}
+	return held
+}
+
+// lockArchive takes the lock of the archive name in the scratch root
+// without waiting: held is true when a running hydration holds it; else f
+// (nil for what is not a regular file) holds it until closed.
+func (m *Manager) lockArchive(name string) (f *os.File, held bool) {
 	f, err := m.root.OpenFile(name, os.O_RDONLY|osutil.OpenNoFollow|osutil.OpenNonBlock, 0)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
+		f.Close()
+		return nil, false
 	}
 	got, err := osutil.TryLockExclusive(f)
-	return err == nil && !got
+	if err != nil || !got {
+		f.Close()
+		return nil, err == nil
+	}
+	return f, false
 }

@@ -257,8 +257,8 @@ func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.
 		return nil, 0, rec, nil, err
 	}
 	rec = rd.Record()
-	tmpName := hydrateTempName(DirName(scope.User, scope.Session))
-	f, err = m.root.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	var tmpName string
+	f, tmpName, err = m.createArchive(DirName(scope.User, scope.Session))
 	if err != nil {
 		rd.Close()
 		return nil, 0, rec, nil, osError(op, &scope, tmpName, err)
@@ -266,11 +266,6 @@ func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.
 	remove = func() {
 		m.root.Remove(tmpName)
 		f.Close()
-	}
-	if _, err := osutil.TryLockExclusive(f); err != nil {
-		rd.Close()
-		remove()
-		return nil, 0, rec, nil, osError(op, &scope, tmpName, err)
 	}
 	n, err = io.CopyBuffer(f, onlyReader{rd}, make([]byte, 256<<10))
 	rd.Close()
@@ -288,6 +283,32 @@ func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.
 		return nil, 0, rec, nil, err
 	}
 	return f, n, rec, remove, nil
+}
+
+// createArchive creates and locks a new temporary archive for a
+// hydration of the workspace directory dir. A sweep cleaning debris may
+// lock and remove it between the create and the lock (it does so only
+// while holding the lock): then the name no longer holds the file, and
+// another one is made.
+func (m *Manager) createArchive(dir string) (*os.File, string, error) {
+	for {
+		name := hydrateTempName(dir)
+		f, err := m.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, name, err
+		}
+		if err := osutil.LockExclusive(f); err != nil {
+			f.Close()
+			m.root.Remove(name)
+			return nil, name, err
+		}
+		st, err1 := f.Stat()
+		named, err2 := m.root.Lstat(name)
+		if err1 == nil && err2 == nil && os.SameFile(st, named) {
+			return f, name, nil
+		}
+		f.Close()
+	}
 }
 
 // hydrateLocked hydrates with w.mu held exclusively; it sets w.root to the

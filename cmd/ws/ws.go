@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"time"
 	"unicode"
 	"unicode/utf8"
-	"time"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"

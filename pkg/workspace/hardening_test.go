@@ -428,10 +428,10 @@ func TestCleanDebris(t *testing.T) {
 	made := map[string]bool{
 		".agentstore-hydrate-" + idleDir + "-0123456789abcdef.zip": true,  // killed
 		".agentstore-hydrate-0123456789abcdef.zip":                 true,  // older naming, killed
-		"." + idleDir + ".zipsafe-new-42":                           true,  // killed
-		"." + idleDir + ".zipsafe-old-43":                           true,  // killed
+		"." + idleDir + ".zipsafe-new-42":                          true,  // killed
+		"." + idleDir + ".zipsafe-old-43":                          true,  // killed
 		".agentstore-hydrate-" + busyDir + "-fedcba9876543210.zip": false, // running
-		"." + busyDir + ".zipsafe-new-44":                           false, // running
+		"." + busyDir + ".zipsafe-new-44":                          false, // running
 	}
 	for n := range made {
 		p := filepath.Join(scratch, n)

@@ -161,7 +161,7 @@ func refuseOverwrite(opts *HydrateOptions, cfg *cmdutil.Config, oe *workspace.Ov
 	base := "agentstore ws --scratch " + shellQuote(cfg.Scratch) + " --store " + shellQuote(cfg.Store)
 	scope := " --app " + shellQuote(oe.Scope.App) + " --user " + shellQuote(oe.Scope.User) + " --session " + shellQuote(oe.Scope.Session)
 	version := " --version " + strconv.FormatInt(oe.Version, 10)
-	msg := fmt.Sprintf("%s\nnext: save it first:           %s\nnext: restore beside it:        %s\nnext: overwrite it (loses it): %s",
+	msg := fmt.Sprintf("%s\nnext: save it first: %s\nnext: restore beside it: %s\nnext: overwrite it (loses it): %s",
 		oe.Error(),
 		strings.Replace(base, " ws ", " ws snapshot ", 1)+scope,
 		strings.Replace(base, " ws ", " ws hydrate ", 1)+scope+version+" --to ./workspace-v"+strconv.FormatInt(oe.Version, 10),

@@ -85,14 +85,31 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 	if sc.Files == 0 && sc.Dirs == 0 && len(sc.Omitted) == 0 {
 		return nil
 	}
+	// A tree a snapshot recorded is saved, all but what no snapshot can
+	// hold: then only those entries would be lost.
+	saved := false
 	if ix, err := readIndex(old, dir); err == nil && ix.TreeState == sc.State && ix.SnapshotVersion > 0 {
 		if ix.SnapshotVersion == rec.Version && ix.SnapshotDigest == rec.Digest {
+			saved = true
+		} else if rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, ix.SnapshotVersion); err == nil && rec.Digest == ix.SnapshotDigest {
+			saved = true
+		}
+	}
+	e := &OverwriteError{Scope: scope, Dir: m.scratch + string(os.PathSeparator) + dir, Version: rec.Version}
+	lose := func(p, change string) {
+		e.Total++
+		if len(e.Lost) < maxLost {
+			e.Lost = append(e.Lost, Loss{Path: p, Change: change})
+		}
+	}
+	if saved {
+		for _, o := range sc.Omitted {
+			lose(o.Path, o.Kind)
+		}
+		if e.Total == 0 {
 			return nil
 		}
-		saved, err := m.opts.Store.Stat(ctx, scope, SnapshotName, ix.SnapshotVersion)
-		if err == nil && saved.Digest == ix.SnapshotDigest {
-			return nil
-		}
+		return e
 	}
 	zr, err := zip.NewReader(f, n)
 	if err != nil {
@@ -109,13 +126,6 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 		}
 		for d := path.Dir(name); d != "." && d != "/" && !dirs[d]; d = path.Dir(d) {
 			dirs[d] = true
-		}
-	}
-	e := &OverwriteError{Scope: scope, Dir: m.scratch + string(os.PathSeparator) + dir, Version: rec.Version}
-	lose := func(p, change string) {
-		e.Total++
-		if len(e.Lost) < maxLost {
-			e.Lost = append(e.Lost, Loss{Path: p, Change: change})
 		}
 	}
 	buf := make([]byte, 64<<10)

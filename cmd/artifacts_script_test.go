@@ -143,6 +143,8 @@ func treeListing(root string) (string, error) {
 			lines = append(lines, rel+" -> "+t)
 		case d.IsDir():
 			lines = append(lines, rel+" dir")
+		case !d.Type().IsRegular():
+			lines = append(lines, rel+" "+d.Type().String()) // never read a FIFO
 		default:
 			b, err := os.ReadFile(p)
 			if err != nil {

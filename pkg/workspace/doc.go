@@ -14,11 +14,12 @@
 // [Workspace]: Open, ReadLines, Stat, List, Write, WriteFrom, Append,
 // Remove, Rename and Mkdir. Every call works through an [os.Root] opened on
 // the session's directory, so neither ".." nor a symbolic link planted in
-// the tree leads outside; names beginning with [ReservedPrefix] (the index
-// and the manager's temporary files) are refused at every depth and hidden
-// from listings, a final symbolic link is never followed, and a file that
-// is (a hard link to) the index is refused. Reference files are reachable
-// through [Reference], which has read methods only.
+// the tree leads outside; the index's names ([IsReserved]) are refused at
+// every depth and hidden from listings, a final symbolic link is never
+// followed, and a file that is (a hard link to) the index is refused. A
+// path a snapshot could not hold (zipsafe.CheckName) is refused with
+// CodeInvalidName by every call that creates one. Reference files are
+// reachable through [Reference], which has read methods only.
 //
 // Every write is charged to a per-session quota ledger before anything is
 // written: a per-turn allowance (reset by [Workspace.BeginTurn]) and a cap
@@ -28,10 +29,14 @@
 //
 // [Workspace.Snapshot] zips the tree (without the index) with package
 // zipsafe, streaming it through a pipe into Store.Put as the artifact
-// [SnapshotName] of the session scope; [Workspace.Hydrate] fetches a
+// [SnapshotName] of the session scope; it lists every entry it leaves out
+// (symbolic links and special files, [Omission]) and writes nothing for a
+// tree the latest version already holds. [Workspace.Hydrate] fetches a
 // version, lets the store's Reader verify its digest while it is copied to
 // a temporary file in the scratch root, and extracts it all or nothing,
-// keeping the index. The first [Manager.Open] of a session on a manager
+// keeping the index; it refuses to overwrite work no snapshot holds
+// ([OverwriteError]) unless forced. [Manager.HydrateTo] restores a version
+// into a new directory instead. The first [Manager.Open] of a session on a manager
 // whose scratch root has no directory for it hydrates the latest snapshot.
 //
 // [Manager.ListWorkspaces] reports every entry of the scratch root with the

@@ -76,3 +76,52 @@ func Example() {
 	// refused: quota_exceeded, 1024 bytes left
 	// index: permission_denied
 }
+
+// A snapshot of an untouched tree writes nothing, one that cannot hold an
+// entry says so, and a hydration refuses to overwrite work no snapshot
+// holds until forced.
+func ExampleWorkspace_Snapshot() {
+	ctx := context.Background()
+	base, err := os.MkdirTemp("", "workspace-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	os.Mkdir(base+"/store", 0o700)
+	os.Mkdir(base+"/scratch", 0o700)
+	st, err := fsstore.Open(base+"/store", fsstore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := workspace.New(workspace.Options{Scratch: base + "/scratch", Store: st, Policy: workspace.SnapshotManual})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	w, err := m.Open(ctx, artifacts.SessionScope("demo-a", "user-42", "session-7"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	w.Write(ctx, "run-3/out.txt", []byte("42\n"))
+	first, _ := w.Snapshot(ctx, workspace.SnapshotOptions{})
+	again, _ := w.Snapshot(ctx, workspace.SnapshotOptions{})
+	fmt.Printf("v%d, then unchanged=%t v%d\n", first.Version, again.Unchanged, again.Version)
+
+	os.Symlink("run-3", w.Path()+"/latest")
+	linked, _ := w.Snapshot(ctx, workspace.SnapshotOptions{})
+	fmt.Printf("left out: %+v\n", linked.Omitted)
+
+	w.Write(ctx, "run-3/out.txt", []byte("43\n"))
+	_, err = w.Hydrate(ctx, 1, workspace.HydrateOptions{})
+	var oe *workspace.OverwriteError
+	if errors.As(err, &oe) {
+		fmt.Printf("%s: %+v\n", oe.ErrorCode(), oe.Lost)
+	}
+	_, err = w.Hydrate(ctx, 1, workspace.HydrateOptions{Force: true})
+	fmt.Println("forced:", err)
+	// Output:
+	// v1, then unchanged=true v1
+	// left out: [{Path:latest Kind:symlink}]
+	// would_overwrite: [{Path:latest Change:symlink} {Path:run-3/out.txt Change:modified}]
+	// forced: <nil>
+}

@@ -63,7 +63,8 @@ var completionCases = []completionCase{
 	{[]string{"agentstore", "ar"}, []string{"artifacts"}},
 	{[]string{"agentstore", ""}, []string{"artifacts", "fs", "version", "completion"}},
 	{[]string{"agentstore", "fs", "re"}, []string{"repair"}},
-	{[]string{"agentstore", "--output", ""}, []string{"table", "json", "prometheus"}},
+	{[]string{"agentstore", "--output", ""}, []string{"table", "json"}},
+	{[]string{"agentstore", "quota", "report", "--output", ""}, []string{"table", "json", "wide", "prometheus"}},
 	{[]string{"agentstore", "--log-format", ""}, []string{"text", "json"}},
 	{[]string{"agentstore", "version", "--store", "g"}, []string{"gs://"}},
 }

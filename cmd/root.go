@@ -128,9 +128,9 @@ environment, then config file, then default.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			err := f.Setup(cmd)
+			err := f.Setup(cmd, configTolerant(cmd))
 			if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
-				return nil // completion must work even with a broken config
+				return nil // completion must work even with bad settings
 			}
 			if err != nil {
 				return err
@@ -139,10 +139,7 @@ environment, then config file, then default.`,
 			if err != nil {
 				return err
 			}
-			if cfg.Output == cmdutil.OutputPrometheus && cmd.Annotations[cmdutil.AnnotationPrometheus] != "true" {
-				return cmdutil.Usagef("%s does not support -o prometheus (want table or json)", cmd.CommandPath())
-			}
-			return nil
+			return cmdutil.CheckOutputFormat(cmd, cfg.Output)
 		},
 	}
 	root.SetIn(f.IO.In)
@@ -155,6 +152,7 @@ environment, then config file, then default.`,
 	cmdutil.RegisterGlobalCompletions(root)
 	_ = root.RegisterFlagCompletionFunc(cmdutil.KeyStore, completeStore)
 	cmdutil.SetHelp(root)
+	root.SetHelpCommand(cmdutil.NewHelpCmd(root))
 	root.Example = `  # the scopes of a store, then the artifacts of one session
   agentstore --store /var/lib/agentstore artifacts list
   agentstore --store /var/lib/agentstore artifacts list --app demo-a --user user-42 --session session-7
@@ -178,6 +176,18 @@ environment, then config file, then default.`,
 	decorateCompletionCmd(root)
 	cmdutil.WrapArgsErrors(root)
 	return root
+}
+
+// configTolerant reports whether cmd must work even with a broken config
+// file: help, version, completion and the shell's completion requests.
+func configTolerant(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "help", "version", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return c.Parent() != nil && !c.Parent().HasParent()
+		}
+	}
+	return false
 }
 
 // completionExamples are the examples of "completion SHELL".

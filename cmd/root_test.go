@@ -73,7 +73,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"bogus"}, false, 2, `{"error":{"code":"usage_error","message":"unknown command \"bogus\" for \"agentstore\""}}` + "\n"},
 		{[]string{"bogus"}, true, 2, "agentstore: unknown command \"bogus\" for \"agentstore\"\nRun 'agentstore --help' for usage.\n"},
 		{[]string{"-vojson", "bogus"}, true, 2, `{"error":{"code":"usage_error",`},
-		{[]string{"version", "-o", "xml"}, false, 2, "agentstore: invalid output format \"xml\" (want table or json)\nRun 'agentstore version --help' for usage.\n"},
+		{[]string{"version", "-o", "xml"}, false, 2, "agentstore: invalid --output value: \"xml\" is not an output format (want table or json)\nRun 'agentstore version --help' for usage.\n"},
 		{[]string{"version", "--timeout", "x", "-o", "table"}, false, 2, `agentstore: invalid argument "x" for "--timeout" flag`},
 		{[]string{"quota", "-o", "prometheus"}, false, 2, "does not support -o prometheus"},
 		{[]string{"artifacts", "lsit", "-o", "table"}, false, 2, "agentstore: unknown command \"lsit\" for \"agentstore artifacts\""},

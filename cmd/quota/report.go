@@ -75,6 +75,10 @@ snapshotted: 4 GiB and 100,000 files.
 command exit 3 when any usage is above PERCENT. --top N keeps the N fullest
 scopes and workspaces (the totals still count everything).
 
+The table has the columns that fit 80 columns (on a terminal, ids are cut
+with an ellipsis to fit its width); -o wide adds each scope's largest
+version, name slots, fullest name, reservations and binding limit.
+
 -o prometheus prints metrics in the textfile-collector format, with series
 of their own for the --top fullest scopes and workspaces only (default 20)
 plus the store totals; --metrics-file FILE writes them to FILE atomically,
@@ -117,6 +121,7 @@ whatever -o says, and with -o prometheus prints nothing on stdout.`,
 		},
 	}
 	cmdutil.AllowPrometheus(cmd)
+	cmdutil.AllowWide(cmd)
 	cmdutil.SetExitStatusNote(cmd, `3  a usage (store scopes, a scope's binding limit, a workspace) is above
    --fail-over`)
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
@@ -236,7 +241,7 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 			return err
 		}
 	default:
-		if err := printTable(opts.IO, u.String(), rep.Top(opts.Top), opts.Now()); err != nil {
+		if err := printTable(opts.IO, u.String(), rep.Top(opts.Top), opts.Now(), cfg.Wide()); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/quota"
@@ -39,7 +41,8 @@ func TestTableColour(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		ios, _, out, errOut := iostreams.Test()
 		ios.SetStdoutTTY(tty)
-		if err := printTable(ios, "/s", testReport(), time.Unix(0, 0)); err != nil {
+		ios.SetTerminalWidth(300)
+		if err := printTable(ios, "/s", testReport(), time.Unix(0, 0), true); err != nil {
 			t.Fatal(err)
 		}
 		got := out.String()
@@ -59,10 +62,53 @@ func TestTableColour(t *testing.T) {
 	ios, _, out, _ := iostreams.Test()
 	ios.SetStdoutTTY(true)
 	ios.SetColorDisabled(true)
-	if err := printTable(ios, "/s", testReport(), time.Unix(0, 0)); err != nil {
+	if err := printTable(ios, "/s", testReport(), time.Unix(0, 0), false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "\x1b[") {
 		t.Errorf("--no-color table has escapes:\n%s", out.String())
+	}
+}
+
+// TestTableFits checks that the default table fits the terminal, cutting
+// ids with an ellipsis, and that -o wide adds the wide columns.
+func TestTableFits(t *testing.T) {
+	r := testReport()
+	long := artifacts.SessionScope("an-app-with-a-long-name", "user-0123456789abcdef", "session-0123456789abcdef")
+	r.Scopes = append(r.Scopes, quota.ScopeUsage{Scope: &long, Hash: long.Hash(), Names: 12345, NameSlots: 1, NameCapacity: 5000, UsagePercent: 1})
+	r.ScopesTotal = 2
+	tests := []struct {
+		width      int
+		wide       bool
+		want, lose []string
+	}{
+		{80, false, []string{"SCOPE", "USAGE", "…", "12345", "-o wide adds each"}, []string{"FULLEST NAME", "LIMIT", "3000/3333"}},
+		{200, false, []string{`session("an-app-with-a-long-name","user-0123456789abcdef","session-0123456789abcdef")`}, []string{"…", "FULLEST NAME"}},
+		{200, true, []string{"FULLEST NAME", "3000/3333", "reservations", "LIMIT"}, []string{"…", "-o wide adds each"}},
+	}
+	for _, tt := range tests {
+		ios, _, out, _ := iostreams.Test()
+		ios.SetStdoutTTY(true)
+		ios.SetColorDisabled(true)
+		ios.SetTerminalWidth(tt.width)
+		if err := printTable(ios, "/s", r, time.Unix(0, 0), tt.wide); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		for line := range strings.Lines(got) {
+			if w := lipgloss.Width(strings.TrimRight(line, "\n")); w > tt.width {
+				t.Errorf("width %d wide %v: line of %d columns: %q", tt.width, tt.wide, w, line)
+			}
+		}
+		for _, s := range tt.want {
+			if !strings.Contains(got, s) {
+				t.Errorf("width %d wide %v: no %q in\n%s", tt.width, tt.wide, s, got)
+			}
+		}
+		for _, s := range tt.lose {
+			if strings.Contains(got, s) {
+				t.Errorf("width %d wide %v: %q in\n%s", tt.width, tt.wide, s, got)
+			}
+		}
 	}
 }

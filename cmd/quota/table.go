@@ -14,8 +14,15 @@ import (
 	"github.com/agentstore/agentstore/pkg/quota"
 )
 
-// barWidth is the width of a usage bar in columns.
-const barWidth = 12
+// barWidth is the width of a usage bar in columns: narrow in the default
+// table, which fits 80 columns, and wider with -o wide.
+const (
+	barWidth     = 8
+	wideBarWidth = 12
+)
+
+// minCut is the narrowest a truncatable column is cut to.
+const minCut = 12
 
 // cell is one table cell: its plain text (which decides the width) and
 // the text printed, which may carry colour.
@@ -23,9 +30,13 @@ type cell struct {
 	text   string
 	styled string
 	right  bool
+	// cut allows shortening the cell (in the middle, with an ellipsis) to
+	// fit the terminal: ids and hashes, never reasons or numbers.
+	cut bool
 }
 
 func plain(s string) cell  { return cell{text: s, styled: s} }
+func id(s string) cell     { s = sanitize(s); return cell{text: s, styled: s, cut: true} }
 func number(s string) cell { return cell{text: s, styled: s, right: true} }
 
 // grid prints aligned columns. Cells may hold colour, which the table
@@ -33,20 +44,35 @@ func number(s string) cell { return cell{text: s, styled: s, right: true} }
 type grid struct {
 	headers []string
 	rows    [][]cell
+	// fit is the width to fit the table into (the terminal's); 0 for no
+	// limit.
+	fit int
 }
 
 func (g *grid) render(w io.Writer, st output.Styles) {
 	widths := make([]int, len(g.headers))
+	cuttable := make([]bool, len(g.headers))
 	for i, h := range g.headers {
 		widths[i] = lipgloss.Width(h)
 	}
 	for _, r := range g.rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], lipgloss.Width(c.text))
+			cuttable[i] = cuttable[i] || c.cut
 		}
+	}
+	if g.fit > 0 {
+		g.cut(widths, cuttable)
 	}
 	var b strings.Builder
 	line := func(cells []cell) {
+		for i, c := range cells {
+			if c.cut && lipgloss.Width(c.text) > widths[i] {
+				c.text = output.Truncate(c.text, widths[i])
+				c.styled = c.text
+				cells[i] = c
+			}
+		}
 		var l strings.Builder
 		for i, c := range cells {
 			pad := strings.Repeat(" ", widths[i]-lipgloss.Width(c.text))
@@ -72,6 +98,28 @@ func (g *grid) render(w io.Writer, st output.Styles) {
 	io.WriteString(w, b.String())
 }
 
+// cut narrows the truncatable columns, widest first and never below
+// minCut (or the header), until the table fits g.fit columns.
+func (g *grid) cut(widths []int, cuttable []bool) {
+	total := 2 * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	for total > g.fit {
+		best := -1
+		for i, w := range widths {
+			if cuttable[i] && w > max(minCut, lipgloss.Width(g.headers[i])) && (best < 0 || w > widths[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		widths[best]--
+		total--
+	}
+}
+
 // sanitize makes control characters visible so a cell stays on one line.
 func sanitize(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
@@ -91,21 +139,12 @@ func sanitize(s string) string {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
-// ident sanitizes an id for a cell and, on a terminal, cuts it to width.
-func ident(ios *iostreams.IOStreams, s string, width int) string {
-	s = sanitize(s)
-	if ios.IsStdoutTTY() {
-		s = output.Truncate(s, width)
-	}
-	return s
-}
-
-// usage renders a usage bar and percentage, coloured by threshold: green,
-// yellow at or above --warn, red above --fail-over.
-func usage(st output.Styles, pct float64, warn, over bool) cell {
-	filled := int(pct / 100 * barWidth) // full only at 100%
-	filled = min(max(filled, 0), barWidth)
-	bar := strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
+// usage renders a usage bar of width columns and the percentage, coloured
+// by threshold: green, yellow at or above --warn, red above --fail-over.
+func usage(st output.Styles, width int, pct float64, warn, over bool) cell {
+	filled := int(pct / 100 * float64(width)) // full only at 100%
+	filled = min(max(filled, 0), width)
+	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
 	text := fmt.Sprintf("%s %6.2f%%", bar, pct)
 	colour := st.OK
 	switch {
@@ -114,7 +153,7 @@ func usage(st output.Styles, pct float64, warn, over bool) cell {
 	case warn:
 		colour = st.Warn
 	}
-	return cell{text: text, styled: colour(strings.Repeat("█", filled)) + st.Faint(strings.Repeat("░", barWidth-filled)) + fmt.Sprintf(" %6.2f%%", pct)}
+	return cell{text: text, styled: colour(strings.Repeat("█", filled)) + st.Faint(strings.Repeat("░", width-filled)) + fmt.Sprintf(" %6.2f%%", pct)}
 }
 
 // mark is the last column: "warn" or "OVER".
@@ -128,59 +167,74 @@ func mark(st output.Styles, warn, over bool) cell {
 	return plain("")
 }
 
-func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now time.Time) error {
+// printTable prints the report as text. The scope and workspace tables
+// have the columns that fit 80 columns; wide adds the largest version, name
+// slots, fullest name, reservations and binding limit. On a terminal, ids
+// are cut to fit its width.
+func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now time.Time, wide bool) error {
 	w := ios.Out
 	st := output.NewStyles(ios)
+	fit := 0
+	if ios.IsStdoutTTY() {
+		fit = ios.TerminalWidth()
+	}
+	bar := barWidth
+	if wide {
+		bar = wideBarWidth
+	}
 	s := r.Store
 	slots := ""
 	if s.ScopeSlots >= 0 {
 		slots = fmt.Sprintf(" (%d slots, %d directories)", s.ScopeSlots, s.ScopeDirs)
 	}
-	u := usage(st, s.UsagePercent, s.Warn, s.Over)
-	fmt.Fprintf(w, "%s %s (%s): %d of %d scopes%s  %s", st.Bold("Store"), sanitize(store), s.Adapter, s.Scopes, s.ScopeCapacity, slots, u.styled)
+	u := usage(st, bar, s.UsagePercent, s.Warn, s.Over)
+	fmt.Fprintf(w, "%s %s (%s)\n", st.Bold("Store"), sanitize(store), s.Adapter)
+	fmt.Fprintf(w, "%d of %d scopes%s  %s", s.Scopes, s.ScopeCapacity, slots, u.styled)
 	if m := mark(st, s.Warn, s.Over); m.text != "" {
 		fmt.Fprintf(w, "  %s", m.styled)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%d names, %d published versions, %s; at most %d names per scope, %d reservations per name\n",
-		s.Names, s.Versions, output.Size(s.Bytes), s.NameCapacity, s.ReservationCapacity)
+	fmt.Fprintf(w, "%d names, %d published versions, %s\n", s.Names, s.Versions, output.Size(s.Bytes))
+	fmt.Fprintf(w, "at most %d names per scope, %d reservations per name\n", s.NameCapacity, s.ReservationCapacity)
 	if s.Problems > 0 {
 		fmt.Fprintf(w, "%s\n", st.Warn(fmt.Sprintf("%d broken %s not counted; see agentstore fs verify", s.Problems, plural(s.Problems, "record", "records"))))
 	}
 
 	if len(r.Scopes) > 0 {
 		fmt.Fprintln(w)
-		g := &grid{headers: []string{"SCOPE", "NAMES", "VERSIONS", "SIZE", "LARGEST", "NAME SLOTS", "FULLEST NAME", "RESERVED", "USAGE", "LIMIT", ""}}
+		g := &grid{fit: fit, headers: []string{"SCOPE", "NAMES", "VERSIONS", "SIZE", "USAGE", ""}}
+		if wide {
+			g.headers = []string{"SCOPE", "NAMES", "VERSIONS", "SIZE", "LARGEST", "NAME SLOTS", "FULLEST NAME", "RESERVED", "USAGE", "LIMIT", ""}
+		}
 		for _, sc := range r.Scopes {
-			largest, fullest, reserved := "-", "-", "-"
-			if sc.Largest != nil {
-				largest = fmt.Sprintf("%s v%d (%s)", ident(ios, sc.Largest.Name, 24), sc.Largest.Version, output.Size(sc.Largest.Size))
-			}
-			if f := sc.FullestName; f != nil {
-				fullest = f.Name
-				if fullest == "" {
-					fullest = "name " + f.Hash[:12]
+			row := []cell{id(sc.Label()), number(strconv.Itoa(sc.Names)), number(strconv.FormatInt(sc.Versions, 10)), number(output.Size(sc.Bytes))}
+			if wide {
+				largest, fullest, reserved := plain("-"), plain("-"), "-"
+				if sc.Largest != nil {
+					largest = id(fmt.Sprintf("%s v%d (%s)", sc.Largest.Name, sc.Largest.Version, output.Size(sc.Largest.Size)))
 				}
-				fullest = ident(ios, fullest, 24)
-				reserved = fmt.Sprintf("%d/%d", f.Reservations, f.Capacity)
+				if f := sc.FullestName; f != nil {
+					name := f.Name
+					if name == "" {
+						name = "name " + f.Hash[:12]
+					}
+					fullest = id(name)
+					reserved = fmt.Sprintf("%d/%d", f.Reservations, f.Capacity)
+				}
+				row = append(row, largest, number(fmt.Sprintf("%d/%d", sc.NameSlots, sc.NameCapacity)), fullest, number(reserved))
 			}
-			g.rows = append(g.rows, []cell{
-				plain(ident(ios, sc.Label(), 48)),
-				number(strconv.Itoa(sc.Names)),
-				number(strconv.FormatInt(sc.Versions, 10)),
-				number(output.Size(sc.Bytes)),
-				plain(largest),
-				number(fmt.Sprintf("%d/%d", sc.NameSlots, sc.NameCapacity)),
-				plain(fullest),
-				number(reserved),
-				usage(st, sc.UsagePercent, sc.Warn, sc.Over),
-				plain(sc.BindingLimit),
-				mark(st, sc.Warn, sc.Over),
-			})
+			row = append(row, usage(st, bar, sc.UsagePercent, sc.Warn, sc.Over))
+			if wide {
+				row = append(row, plain(sc.BindingLimit))
+			}
+			g.rows = append(g.rows, append(row, mark(st, sc.Warn, sc.Over)))
 		}
 		g.render(w, st)
 		if len(r.Scopes) < r.ScopesTotal {
 			fmt.Fprintf(w, "%s\n", st.Faint(fmt.Sprintf("showing the %d fullest of %d scopes", len(r.Scopes), r.ScopesTotal)))
+		}
+		if !wide {
+			fmt.Fprintf(w, "%s\n", st.Faint("-o wide adds each scope's largest version, fullest name and limit"))
 		}
 	}
 
@@ -190,7 +244,7 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 		fmt.Fprintf(w, "%s %s: %d %s; at most %s and %d files each\n", st.Bold("Scratch"), sanitize(r.Scratch),
 			r.WorkspacesTotal, plural(r.WorkspacesTotal, "workspace", "workspaces"), output.Size(l.MaxBytes), l.MaxFiles)
 		if len(r.Workspaces) > 0 {
-			g := &grid{headers: []string{"WORKSPACE", "SCOPE", "FILES", "SIZE", "IDLE", "USAGE", "LIMIT", ""}}
+			g := &grid{fit: fit, headers: []string{"WORKSPACE", "SCOPE", "FILES", "SIZE", "IDLE", "USAGE", "LIMIT", ""}}
 			for _, ws := range r.Workspaces {
 				scope := ws.State
 				if ws.Scope != nil {
@@ -200,16 +254,8 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 				if !ios.IsStdoutTTY() {
 					idle = strconv.FormatInt(int64(ws.Idle/time.Second), 10) + "s"
 				}
-				g.rows = append(g.rows, []cell{
-					plain(ws.Dir),
-					plain(ident(ios, scope, 48)),
-					number(strconv.Itoa(ws.Files)),
-					number(output.Size(ws.Bytes)),
-					plain(idle),
-					usage(st, ws.UsagePercent, ws.Warn, ws.Over),
-					plain(ws.BindingLimit),
-					mark(st, ws.Warn, ws.Over),
-				})
+				g.rows = append(g.rows, []cell{id(ws.Dir), id(scope), number(strconv.Itoa(ws.Files)), number(output.Size(ws.Bytes)), plain(idle),
+					usage(st, bar, ws.UsagePercent, ws.Warn, ws.Over), plain(ws.BindingLimit), mark(st, ws.Warn, ws.Over)})
 			}
 			g.render(w, st)
 			if len(r.Workspaces) < r.WorkspacesTotal {

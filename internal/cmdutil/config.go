@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 )
 
 // Output formats accepted by -o/--output.
@@ -23,6 +23,9 @@ const (
 	OutputTable      = "table"
 	OutputJSON       = "json"
 	OutputPrometheus = "prometheus"
+	// OutputWide is a table with every column; only commands whose tables
+	// drop columns to fit 80 columns take it (quota report).
+	OutputWide = "wide"
 )
 
 // Log formats accepted by --log-format.
@@ -82,6 +85,47 @@ type Config struct {
 	// SweepExclude is the sweep-exclude setting: patterns of scratch-root
 	// entry names "ws sweep" leaves alone, besides its --exclude flags.
 	SweepExclude []string
+	// Origins says, for each key of fileKeys, where its value came from.
+	Origins map[string]Origin
+}
+
+// Origin kinds: where a setting's value came from.
+const (
+	OriginFlag    = "flag"
+	OriginEnv     = "env"
+	OriginFile    = "file"
+	OriginDefault = "default"
+)
+
+// Origin is where one setting's value came from.
+type Origin struct {
+	// Kind is OriginFlag, OriginEnv, OriginFile or OriginDefault.
+	Kind string `json:"kind"`
+	// Where names the flag (--store), the environment variable
+	// (AGENTSTORE_STORE) or the config file; empty for a default.
+	Where string `json:"where,omitempty"`
+}
+
+// String describes the origin: "flag --store", "environment
+// AGENTSTORE_STORE", "config file /etc/agentstore/config.yaml", "default".
+func (o Origin) String() string {
+	switch o.Kind {
+	case OriginFlag:
+		return "flag " + o.Where
+	case OriginEnv:
+		return "environment " + o.Where
+	case OriginFile:
+		return "config file " + o.Where
+	}
+	return "default"
+}
+
+// Origin returns where the setting key came from (a default when unknown).
+func (c *Config) Origin(key string) Origin {
+	if o, ok := c.Origins[key]; ok {
+		return o
+	}
+	return Origin{Kind: OriginDefault}
 }
 
 // DefaultDataDir returns the directory that holds the default store and
@@ -99,6 +143,9 @@ func DefaultDataDir() string {
 	return filepath.Join(dir, "agentstore")
 }
 
+// Wide reports whether -o wide asked for every column of a table.
+func (c *Config) Wide() bool { return c != nil && c.Output == OutputWide }
+
 // JSON reports whether the output format is JSON.
 func (c *Config) JSON() bool { return c != nil && c.Output == OutputJSON }
 
@@ -114,7 +161,7 @@ func AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.String(KeyStore, "", "artifact store: a directory, file:///DIR or gs://BUCKET[/PREFIX] ($"+EnvVar(KeyStore)+"; default $XDG_DATA_HOME/agentstore/store)")
 	fs.String(KeyScratch, "", "root of the per-session scratch workspaces ($"+EnvVar(KeyScratch)+"; default $XDG_DATA_HOME/agentstore/scratch)")
 	fs.String(KeyConfig, "", "YAML config file (default $XDG_CONFIG_HOME/agentstore/config.yaml, then /etc/agentstore/config.yaml)")
-	fs.StringP(KeyOutput, "o", "", "output format: table or json (default table on a terminal, json otherwise)")
+	fs.StringP(KeyOutput, "o", "", "output format: table or json (default table on a terminal, json otherwise; quota report also takes wide and prometheus)")
 	fs.Bool(KeyNoColor, false, "disable colour (also when NO_COLOR is set or stdout is not a terminal)")
 	fs.Duration(KeyTimeout, 0, "deadline for the whole command, e.g. 30s or 5m (0: none)")
 	fs.BoolP(KeyVerbose, "v", false, "print debug diagnostics on stderr")
@@ -129,7 +176,9 @@ func RegisterGlobalCompletions(cmd *cobra.Command) {
 			return vals, cobra.ShellCompDirectiveNoFileComp
 		}
 	}
-	_ = cmd.RegisterFlagCompletionFunc(KeyOutput, fixed(OutputTable, OutputJSON, OutputPrometheus))
+	_ = cmd.RegisterFlagCompletionFunc(KeyOutput, func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		return OutputFormats(c), cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = cmd.RegisterFlagCompletionFunc(KeyLogFormat, fixed(LogText, LogJSON))
 	_ = cmd.MarkPersistentFlagDirname(KeyScratch)
 	_ = cmd.MarkPersistentFlagFilename(KeyConfig, "yaml", "yml")
@@ -144,6 +193,11 @@ type LoadOptions struct {
 	// DefaultFiles overrides the default config file search list; nil
 	// means DefaultConfigFiles().
 	DefaultFiles []string
+	// SkipFile resolves the settings without reading any config file
+	// (flags, environment and defaults only). Commands that must work
+	// even with a broken config file (help, version, completion) fall
+	// back to it.
+	SkipFile bool
 }
 
 // DefaultConfigFiles returns the config files searched when neither
@@ -175,7 +229,11 @@ func configErr(format string, args ...any) error {
 // config file is --config (or AGENTSTORE_CONFIG), which must exist, else
 // the first existing file of the default list. An unreadable or
 // unparsable file, an unknown key, or a bad value is a *UsageError (exit
-// status 2).
+// status 2); a bad value names where it came from (the flag, the
+// environment variable, or the config file and key).
+//
+// In a config file, "~" and "~/..." in store and scratch mean the home
+// directory, and relative paths are relative to the file's directory.
 func LoadConfig(opts LoadOptions) (*Config, error) {
 	v := viper.New()
 	v.SetEnvPrefix(EnvPrefix)
@@ -191,47 +249,54 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 		}
 	}
 
-	cfg := &Config{}
-	path, explicit := v.GetString(KeyConfig), true
-	if path == "" {
-		explicit = false
-		files := opts.DefaultFiles
-		if files == nil {
-			files = DefaultConfigFiles()
-		}
-		for _, f := range files {
-			if _, err := os.Stat(f); err == nil {
-				path = f
-				break
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return nil, configErr("config file %s: %v", f, err)
-			}
-		}
-	}
-	if path != "" {
-		data, err := os.ReadFile(path)
+	cfg := &Config{Origins: map[string]Origin{}}
+	var file map[string]any
+	if !opts.SkipFile {
+		path, err := findConfigFile(v, opts)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && explicit {
-				return nil, configErr("config file %s does not exist", path)
-			}
-			return nil, configErr("config file: %v", err)
-		}
-		if err := readConfigFile(v, path, data); err != nil {
 			return nil, err
 		}
-		cfg.ConfigFile = path
+		if path != "" {
+			if file, err = readConfigFile(path); err != nil {
+				return nil, err
+			}
+			if err := v.MergeConfigMap(file); err != nil {
+				return nil, configErr("config file %s: %v", path, err)
+			}
+			cfg.ConfigFile = path
+		}
+	}
+	for _, key := range fileKeys {
+		cfg.Origins[key] = origin(opts, key, file, cfg.ConfigFile)
+	}
+	// bad reports an invalid value of key, naming where it came from.
+	bad := func(key, format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		switch o := cfg.Origins[key]; o.Kind {
+		case OriginFile:
+			return configErr("config file %s: key %s: %s; fix the file or override it with --%s", o.Where, key, msg, key)
+		case OriginEnv:
+			return Usagef("invalid %s value: %s", o.Where, msg)
+		}
+		return Usagef("invalid --%s value: %s", key, msg)
 	}
 
 	var err error
 	if cfg.Store = v.GetString(KeyStore); cfg.Store == "" {
 		cfg.Store, cfg.StoreDefault = filepath.Join(DefaultDataDir(), "store"), true
+	} else if cfg.Origins[KeyStore].Kind == OriginFile && !hasScheme(cfg.Store) {
+		if cfg.Store, err = filePath(cfg.Store, cfg.ConfigFile); err != nil {
+			return nil, bad(KeyStore, "%v", err)
+		}
 	}
 	if cfg.Scratch = v.GetString(KeyScratch); cfg.Scratch == "" {
 		cfg.Scratch, cfg.ScratchDefault = filepath.Join(DefaultDataDir(), "scratch"), true
-	} else {
-		if cfg.Scratch, err = filepath.Abs(cfg.Scratch); err != nil {
-			return nil, Usagef("--scratch: %v", err)
+	} else if cfg.Origins[KeyScratch].Kind == OriginFile {
+		if cfg.Scratch, err = filePath(cfg.Scratch, cfg.ConfigFile); err != nil {
+			return nil, bad(KeyScratch, "%v", err)
 		}
+	} else if cfg.Scratch, err = filepath.Abs(cfg.Scratch); err != nil {
+		return nil, bad(KeyScratch, "%v", err)
 	}
 	cfg.Output = v.GetString(KeyOutput)
 	switch cfg.Output {
@@ -240,30 +305,30 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 		if opts.StdoutTTY {
 			cfg.Output = OutputTable
 		}
-	case OutputTable, OutputJSON, OutputPrometheus:
+	case OutputTable, OutputJSON, OutputPrometheus, OutputWide:
 	default:
-		return nil, Usagef("invalid output format %q (want table or json)", cfg.Output)
+		return nil, bad(KeyOutput, "%q is not an output format (want table or json)", cfg.Output)
 	}
 	if cfg.NoColor, err = cast.ToBoolE(v.Get(KeyNoColor)); err != nil {
-		return nil, Usagef("invalid --%s value %q (want true or false)", KeyNoColor, v.Get(KeyNoColor))
+		return nil, bad(KeyNoColor, "%q is not true or false", v.Get(KeyNoColor))
 	}
 	if cfg.Verbose, err = cast.ToBoolE(v.Get(KeyVerbose)); err != nil {
-		return nil, Usagef("invalid --%s value %q (want true or false)", KeyVerbose, v.Get(KeyVerbose))
+		return nil, bad(KeyVerbose, "%q is not true or false", v.Get(KeyVerbose))
 	}
 	if cfg.Timeout, err = toDuration(v.Get(KeyTimeout)); err != nil {
-		return nil, Usagef("invalid --%s value: %v", KeyTimeout, err)
+		return nil, bad(KeyTimeout, "%v", err)
 	}
 	if x := v.Get(KeySweepExclude); x == nil {
 		cfg.SweepExclude = nil
 	} else if cfg.SweepExclude, err = cast.ToStringSliceE(x); err != nil {
-		return nil, configErr("invalid %s value %v (want a list of patterns)", KeySweepExclude, v.Get(KeySweepExclude))
+		return nil, bad(KeySweepExclude, "%v is not a list of patterns", v.Get(KeySweepExclude))
 	}
 	if len(cfg.SweepExclude) == 0 {
 		cfg.SweepExclude = nil
 	}
 	for _, p := range cfg.SweepExclude {
 		if _, err := filepath.Match(p, ""); err != nil {
-			return nil, configErr("invalid %s pattern %q: %v", KeySweepExclude, p, err)
+			return nil, bad(KeySweepExclude, "%q is not a valid pattern: %v", p, err)
 		}
 	}
 	cfg.LogFormat = v.GetString(KeyLogFormat)
@@ -272,35 +337,128 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 		cfg.LogFormat = LogText
 	case LogText, LogJSON:
 	default:
-		return nil, Usagef("invalid log format %q (want text or json)", cfg.LogFormat)
+		return nil, bad(KeyLogFormat, "%q is not a log format (want text or json)", cfg.LogFormat)
 	}
 	return cfg, nil
 }
 
-// readConfigFile parses a YAML config file into v, refusing keys it does
-// not know.
-func readConfigFile(v *viper.Viper, path string, data []byte) error {
-	fv := viper.New()
-	fv.SetConfigType("yaml")
-	if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
-		return configErr("config file %s: %v", path, err)
+// findConfigFile returns the config file to read: --config or
+// AGENTSTORE_CONFIG (which must exist), else the first existing file of
+// the default list, else "".
+func findConfigFile(v *viper.Viper, opts LoadOptions) (string, error) {
+	if path := v.GetString(KeyConfig); path != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return "", configErr("config file %s does not exist; create it or point --config (or %s) at another file", path, EnvVar(KeyConfig))
+		}
+		return path, nil
+	}
+	files := opts.DefaultFiles
+	if files == nil {
+		files = DefaultConfigFiles()
+	}
+	for _, f := range files {
+		_, err := os.Stat(f)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", configErr("config file %s cannot be read (%s); fix its permissions or use --config", f, osReason(err))
+		}
+	}
+	return "", nil
+}
+
+// origin says where key's value comes from: a flag given on the command
+// line, a non-empty environment variable, the config file, or the default.
+func origin(opts LoadOptions, key string, file map[string]any, path string) Origin {
+	if fl := opts.Flags.Lookup(key); fl != nil && fl.Changed {
+		return Origin{Kind: OriginFlag, Where: "--" + key}
+	}
+	if os.Getenv(EnvVar(key)) != "" {
+		return Origin{Kind: OriginEnv, Where: EnvVar(key)}
+	}
+	if _, ok := file[key]; ok {
+		return Origin{Kind: OriginFile, Where: path}
+	}
+	return Origin{Kind: OriginDefault}
+}
+
+// hasScheme reports whether a store value is a URI (gs://, file://)
+// rather than a path.
+func hasScheme(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
+}
+
+// filePath resolves a path given in the config file at configFile: "~"
+// and "~/..." are below the home directory, relative paths are relative
+// to the config file's directory.
+func filePath(p, configFile string) (string, error) {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%q starts with ~ but the home directory is unknown (HOME is not set)", p)
+		}
+		return filepath.Join(home, p[1:]), nil
+	case strings.HasPrefix(p, "~"):
+		return "", fmt.Errorf("%q: only ~ and ~/ are understood, not ~user", p)
+	case filepath.IsAbs(p):
+		return filepath.Clean(p), nil
+	}
+	dir, err := filepath.Abs(filepath.Dir(configFile))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, p), nil
+}
+
+// osReason is the reason of an operating-system error without the
+// operation and path Go puts around it ("permission denied", "is a
+// directory").
+func osReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// readConfigFile reads and parses a YAML config file, refusing keys it
+// does not know.
+func readConfigFile(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, configErr("config file %s cannot be read (%s); fix it or point --config elsewhere", path, osReason(err))
+	}
+	m := map[string]any{}
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			msg = "want lines of key: value"
+		}
+		return nil, configErr("config file %s is not valid YAML (%s); fix it or point --config elsewhere", path, msg)
 	}
 	var unknown []string
-	for _, k := range fv.AllKeys() {
+	for k, val := range m {
 		if !slices.Contains(fileKeys, k) {
 			unknown = append(unknown, k)
+			continue
+		}
+		if val == nil {
+			return nil, configErr("config file %s: key %s has no value (a lone ~ is YAML's null; write \"~\" for the home directory)", path, k)
+		}
+		if _, nested := val.(map[string]any); nested {
+			return nil, configErr("config file %s: key %s: want a single value, not a mapping", path, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return configErr("config file %s: unknown key %s (known: %s)",
+		return nil, configErr("config file %s: unknown key %s (known: %s)",
 			path, strings.Join(quoteAll(unknown), ", "), strings.Join(fileKeys, ", "))
 	}
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return configErr("config file %s: %v", path, err)
-	}
-	return nil
+	return m, nil
 }
 
 func quoteAll(ss []string) []string {

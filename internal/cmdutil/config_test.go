@@ -29,6 +29,13 @@ func writeFile(t *testing.T, path, data string) string {
 	return path
 }
 
+// plain returns cfg without its Origins, for comparisons.
+func plain(cfg *Config) Config {
+	c := *cfg
+	c.Origins = nil
+	return c
+}
+
 func load(t *testing.T, tty bool, files []string, args ...string) (*Config, error) {
 	t.Helper()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
@@ -58,7 +65,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := Config{Output: OutputJSON, LogFormat: LogText,
 		Store: "/data/agentstore/store", StoreDefault: true,
 		Scratch: "/data/agentstore/scratch", ScratchDefault: true}
-	if !reflect.DeepEqual(*cfg, want) {
+	if got := plain(cfg); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults off a terminal = %+v, want %+v", *cfg, want)
 	}
 	cfg, err = load(t, true, []string{})
@@ -91,7 +98,7 @@ log-format: json
 	}
 	want := Config{Store: "/from/file", Scratch: "/scratch/file", Output: OutputTable, NoColor: true,
 		Timeout: time.Minute, Verbose: true, LogFormat: LogJSON, ConfigFile: file}
-	if !reflect.DeepEqual(*cfg, want) {
+	if got := plain(cfg); !reflect.DeepEqual(got, want) {
 		t.Errorf("from file = %+v, want %+v", *cfg, want)
 	}
 
@@ -191,15 +198,15 @@ func TestConfigErrors(t *testing.T) {
 		{"missing AGENTSTORE_CONFIG", map[string]string{"AGENTSTORE_CONFIG": filepath.Join(dir, "nope.yaml")}, nil, nil, "does not exist", CodeConfigError},
 		{"unparsable", nil, nil, []string{"--config", bad}, "bad.yaml", CodeConfigError},
 		{"unparsable default", nil, []string{bad}, nil, "bad.yaml", CodeConfigError},
-		{"unknown key", nil, nil, []string{"--config", unknown}, `unknown key "nested.key", "stroe"`, CodeConfigError},
+		{"unknown key", nil, nil, []string{"--config", unknown}, `unknown key "nested", "stroe"`, CodeConfigError},
 		{"directory as config", nil, nil, []string{"--config", dir}, "config file", CodeConfigError},
-		{"bad output flag", nil, []string{}, []string{"-o", "yaml"}, `invalid output format "yaml"`, CodeUsage},
-		{"bad output env", map[string]string{"AGENTSTORE_OUTPUT": "xml"}, []string{}, nil, `invalid output format "xml"`, CodeUsage},
+		{"bad output flag", nil, []string{}, []string{"-o", "yaml"}, `invalid --output value: "yaml" is not an output format`, CodeUsage},
+		{"bad output env", map[string]string{"AGENTSTORE_OUTPUT": "xml"}, []string{}, nil, `invalid AGENTSTORE_OUTPUT value: "xml" is not an output format`, CodeUsage},
 		{"bad timeout env", map[string]string{"AGENTSTORE_TIMEOUT": "soon"}, []string{}, nil, `"soon" is not a duration`, CodeUsage},
-		{"timeout without unit", nil, nil, []string{"--config", badTimeout}, "a unit is required", CodeUsage},
+		{"timeout without unit", nil, nil, []string{"--config", badTimeout}, "timeout.yaml: key timeout: 30 is not a duration like 30s or 5m (a unit is required); fix the file or override it with --timeout", CodeConfigError},
 		{"negative timeout", nil, []string{}, []string{"--timeout", "-1s"}, "negative", CodeUsage},
-		{"bad bool env", map[string]string{"AGENTSTORE_VERBOSE": "loud"}, []string{}, nil, `invalid --verbose value "loud"`, CodeUsage},
-		{"bad log format", nil, []string{}, []string{"--log-format", "xml"}, `invalid log format "xml"`, CodeUsage},
+		{"bad bool env", map[string]string{"AGENTSTORE_VERBOSE": "loud"}, []string{}, nil, `invalid AGENTSTORE_VERBOSE value: "loud" is not true or false`, CodeUsage},
+		{"bad log format", nil, []string{}, []string{"--log-format", "xml"}, `invalid --log-format value: "xml" is not a log format`, CodeUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,5 +222,85 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("exit %d code %q, want 2 %q", ExitCode(err), ErrorCode(err), tt.code)
 			}
 		})
+	}
+}
+
+func TestConfigFilePathsAndOrigins(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := filepath.Join(t.TempDir(), "etc")
+	tests := []struct {
+		name                   string
+		yaml                   string
+		wantStore, wantScratch string
+	}{
+		{"relative to the file", "store: data/store\nscratch: ../scratch\n", filepath.Join(dir, "data/store"), filepath.Join(filepath.Dir(dir), "scratch")},
+		{"tilde", "store: ~/s\nscratch: \"~\"\n", filepath.Join(home, "s"), home},
+		{"absolute", "store: /abs/s\nscratch: /abs/x/../w\n", "/abs/s", "/abs/w"},
+		{"uri untouched", "store: gs://bucket/p\n", "gs://bucket/p", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := writeFile(t, filepath.Join(dir, "config.yaml"), tt.yaml)
+			cfg, err := load(t, false, []string{file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Store != tt.wantStore || tt.wantScratch != "" && cfg.Scratch != tt.wantScratch {
+				t.Errorf("store %q scratch %q, want %q %q", cfg.Store, cfg.Scratch, tt.wantStore, tt.wantScratch)
+			}
+			if o := cfg.Origin(KeyStore); o.Kind != OriginFile || o.Where != file || o.String() != "config file "+file {
+				t.Errorf("store origin %+v", o)
+			}
+			if o := cfg.Origin(KeyTimeout); o.Kind != OriginDefault || o.String() != "default" {
+				t.Errorf("timeout origin %+v", o)
+			}
+		})
+	}
+	// Flags and the environment stay relative to the working directory.
+	file := writeFile(t, filepath.Join(dir, "config.yaml"), "scratch: data\n")
+	t.Setenv("AGENTSTORE_OUTPUT", "table")
+	cfg, err := load(t, false, []string{file}, "--scratch", "rel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd, _ := os.Getwd()
+	if cfg.Scratch != filepath.Join(cwd, "rel") {
+		t.Errorf("--scratch rel = %q", cfg.Scratch)
+	}
+	if o := cfg.Origin(KeyScratch); o.String() != "flag --scratch" {
+		t.Errorf("scratch origin %v", o)
+	}
+	if o := cfg.Origin(KeyOutput); o.String() != "environment AGENTSTORE_OUTPUT" {
+		t.Errorf("output origin %v", o)
+	}
+	// ~user is refused, naming the file and key.
+	writeFile(t, file, "store: ~bob/s\n")
+	if _, err := load(t, false, []string{file}); err == nil || !strings.Contains(err.Error(), "key store: \"~bob/s\": only ~ and ~/") || ErrorCode(err) != CodeConfigError {
+		t.Errorf("~bob: %v", err)
+	}
+}
+
+func TestConfigFileMessages(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	tests := []struct{ yaml, want string }{
+		{"timeout: [\n", "is not valid YAML (line 1: did not find expected node content); fix it"},
+		{"just text\n", "is not valid YAML (want lines of key: value)"},
+		{"store:\n  nested: 1\n", "key store: want a single value, not a mapping"},
+		{"no-color: maybe\n", `key no-color: "maybe" is not true or false; fix the file or override it with --no-color`},
+		{"output: xml\n", `key output: "xml" is not an output format`},
+		{"scratch: ~\n", `key scratch has no value (a lone ~ is YAML's null`},
+	}
+	for _, tt := range tests {
+		file := writeFile(t, filepath.Join(dir, "c.yaml"), tt.yaml)
+		_, err := load(t, false, []string{file})
+		if err == nil || !strings.Contains(err.Error(), "config file "+file) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.yaml, err, tt.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "While parsing") || strings.Contains(err.Error(), ": yaml:")) {
+			t.Errorf("%q: internal prefix in %v", tt.yaml, err)
+		}
 	}
 }

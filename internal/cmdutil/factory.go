@@ -92,8 +92,20 @@ func (f *Factory) SetConfig(cfg *Config) {
 // the config file, installs them with SetConfig, and gives cmd a context
 // with the --timeout deadline. The root command's PersistentPreRunE calls
 // it; Cleanup releases what it set up.
-func (f *Factory) Setup(cmd *cobra.Command) error {
-	cfg, err := LoadConfig(LoadOptions{Flags: cmd.Flags(), StdoutTTY: f.IO.IsStdoutTTY()})
+//
+// When tolerant is true (help, version, completion: commands that must
+// work even with a broken config file) a config file that cannot be used
+// is ignored with a warning on stderr, and the settings come from flags,
+// the environment and defaults.
+func (f *Factory) Setup(cmd *cobra.Command, tolerant bool) error {
+	opts := LoadOptions{Flags: cmd.Flags(), StdoutTTY: f.IO.IsStdoutTTY()}
+	cfg, err := LoadConfig(opts)
+	if fileErr := err; err != nil && tolerant && ErrorCode(err) == CodeConfigError {
+		opts.SkipFile = true
+		if cfg, err = LoadConfig(opts); err == nil {
+			fmt.Fprintf(f.IO.ErrOut, "agentstore: warning: %v\nagentstore: warning: the config file is ignored for %q\n", fileErr, cmd.CommandPath())
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ func TestFactorySetupTimeout(t *testing.T) {
 	cmd := &cobra.Command{
 		Use: "x",
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return f.Setup(cmd)
+			return f.Setup(cmd, false)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, hasDeadline = cmd.Context().Deadline()

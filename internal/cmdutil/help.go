@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,6 +39,41 @@ func AllowPrometheus(cmd *cobra.Command) {
 		cmd.Annotations = map[string]string{}
 	}
 	cmd.Annotations[AnnotationPrometheus] = "true"
+}
+
+// AnnotationWide is the cobra annotation key that, set to "true" on a
+// command, lets it take -o wide (a table with every column).
+const AnnotationWide = "agentstore/wide"
+
+// AllowWide lets cmd accept -o wide.
+func AllowWide(cmd *cobra.Command) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[AnnotationWide] = "true"
+}
+
+// OutputFormats returns the -o values cmd accepts: table and json, then
+// wide and prometheus for the commands that allow them.
+func OutputFormats(cmd *cobra.Command) []string {
+	out := []string{OutputTable, OutputJSON}
+	if cmd.Annotations[AnnotationWide] == "true" {
+		out = append(out, OutputWide)
+	}
+	if cmd.Annotations[AnnotationPrometheus] == "true" {
+		out = append(out, OutputPrometheus)
+	}
+	return out
+}
+
+// CheckOutputFormat refuses an -o value that cmd does not take (a usage
+// error naming the ones it does).
+func CheckOutputFormat(cmd *cobra.Command, format string) error {
+	formats := OutputFormats(cmd)
+	if slices.Contains(formats, format) {
+		return nil
+	}
+	return Usagef("%s does not support -o %s (want %s)", cmd.CommandPath(), format, strings.Join(formats, ", "))
 }
 
 // SetExitStatusNote records command-specific notes printed under EXIT

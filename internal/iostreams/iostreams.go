@@ -43,7 +43,8 @@ type IOStreams struct {
 
 // System returns the IOStreams of the running process: os.Stdin,
 // os.Stdout and os.Stderr, with terminal detection through golang.org/x/term
-// and the NO_COLOR environment variable honoured.
+// and the NO_COLOR environment variable honoured. TERM=dumb (a terminal
+// that understands no escape sequences) turns colour and styling off too.
 func System() *IOStreams {
 	s := &IOStreams{
 		In:         os.Stdin,
@@ -52,7 +53,7 @@ func System() *IOStreams {
 		inTTY:      isTerminal(os.Stdin),
 		outTTY:     isTerminal(os.Stdout),
 		errTTY:     isTerminal(os.Stderr),
-		noColorEnv: os.Getenv("NO_COLOR") != "",
+		noColorEnv: os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb",
 	}
 	s.widthFunc = func() (int, bool) {
 		for _, f := range []*os.File{os.Stdout, os.Stderr} {
@@ -111,7 +112,8 @@ func (s *IOStreams) SetColorDisabled(v bool) {
 }
 
 // SetNoColorEnv records whether the NO_COLOR environment variable is set to
-// a non-empty value. System reads it from the process environment.
+// a non-empty value (or TERM is dumb). System reads it from the process
+// environment.
 func (s *IOStreams) SetNoColorEnv(v bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

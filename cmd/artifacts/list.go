@@ -164,6 +164,9 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		return printScopes(opts.deps, res)
 	}
 	res, err := ListNames(ctx, st, opts.Scope, opts.Limit, opts.Cursor, opts.All)
+	if artifacts.IsNotFound(err) && opts.Cursor == "" {
+		return cmdutil.ScopeNotFound(ctx, st, opts.Scope)
+	}
 	if err != nil {
 		return err
 	}
@@ -241,8 +244,12 @@ func listScopes(ctx context.Context, d deps, st artifacts.Store) (ScopeListResul
 		}
 		problems += n
 		if !u.Known {
+			if n == 0 {
+				return nil // emptied by deletes: only reservations are left
+			}
 			unknown++
-			d.Logger().Warn("scope directory has no readable record; it is not listed", "hash", u.Hash, "problems", n)
+			d.Logger().Warn(fmt.Sprintf("a scope directory holds %d broken %s and no readable record, so it is not listed; run 'agentstore fs verify' for details",
+				n, plural(n, "version", "versions")), "hash", u.Hash)
 			return nil
 		}
 		it := ScopeItem{Scope: ScopeJSON(u.Scope), Problems: n}
@@ -271,8 +278,8 @@ func listScopes(ctx context.Context, d deps, st artifacts.Store) (ScopeListResul
 		)
 	})
 	if problems > 0 {
-		d.Logger().Warn("some published versions are broken; run 'agentstore fs verify' for details",
-			"problems", problems, "unlisted_scopes", unknown)
+		d.Logger().Warn(fmt.Sprintf("%d published %s broken; run 'agentstore fs verify' for details",
+			problems, plural(problems, "version is", "versions are")), "unlisted_scopes", unknown)
 	}
 	return res, nil
 }
@@ -285,4 +292,11 @@ func printScopes(d deps, res ScopeListResult) error {
 			strconv.Itoa(it.Names), strconv.Itoa(it.Versions), output.Size(it.Bytes), strconv.Itoa(it.Problems))
 	}
 	return t.Render()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -116,6 +116,11 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 	if _, ok := st.(artifacts.Walker); !ok {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s adapter cannot walk its store", st.Capabilities().Name))
 	}
+	if only != nil {
+		if err := cmdutil.CheckScope(ctx, st, *only); err != nil {
+			return err
+		}
+	}
 	storeArg := u.String()
 	if u.Scheme == cmdutil.SchemeFile {
 		storeArg = u.Root

@@ -206,6 +206,11 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if _, ok := st.(artifacts.Walker); !ok {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s adapter cannot walk its store", st.Capabilities().Name))
 	}
+	if qo.Scope != nil {
+		if err := cmdutil.CheckScope(ctx, st, scope); err != nil {
+			return err
+		}
+	}
 	prog := output.NewProgress(opts.IO)
 	prog.Start("quota: read the records of")
 	qo.Progress = prog.Update

@@ -67,11 +67,15 @@ func NewFactory(ios *iostreams.IOStreams) *Factory {
 		}
 		return f.cfg, nil
 	}
+	// On a terminal, diagnostics are sentences (see NewTerminalHandler).
 	f.Logger = func() *slog.Logger {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.logger == nil {
 			f.logger = NewLogger(ios.ErrOut, f.cfg)
+			if ios.IsStderrTTY() && (f.cfg == nil || f.cfg.LogFormat != LogJSON) {
+				f.logger = slog.New(NewTerminalHandler(ios.ErrOut, f.cfg != nil && f.cfg.Verbose))
+			}
 		}
 		return f.logger
 	}

@@ -395,6 +395,13 @@ func Compute(ctx context.Context, st artifacts.Store, opts Options) (*Report, er
 		ws := &r.Workspaces[i]
 		ws.Warn, ws.Over = judge(ws.pct, ws.describe())
 	}
+	// A scope emptied by deletes (reservations left, no published version,
+	// nothing broken) is not one of the store's scopes any more, as in
+	// listings and verify; its row stays only while its capacity use
+	// deserves a warning. It still counts against the scope capacity.
+	r.Scopes = slices.DeleteFunc(r.Scopes, func(s ScopeUsage) bool {
+		return s.Names == 0 && s.Problems == 0 && !s.Warn && s.Hash != wantHash
+	})
 	slices.SortStableFunc(overs, func(a, b over) int { return cmp.Compare(b.pct, a.pct) })
 	for _, o := range overs {
 		r.OverItems = append(r.OverItems, o.what)

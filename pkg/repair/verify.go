@@ -159,7 +159,11 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 		if wantHash != "" && u.Hash != wantHash {
 			return nil
 		}
-		rep.Scopes++
+		// A scope emptied by deletes (only reservations left) is not
+		// counted, as in listings and quota reports.
+		if slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool { return len(n.Records) > 0 || len(n.Problems) > 0 }) {
+			rep.Scopes++
+		}
 		var scope *artifacts.Scope
 		if u.Known {
 			s := u.Scope

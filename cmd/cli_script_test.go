@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
 // The testscript commands of the CLI scripts (testdata/script/cli_*.txtar):
@@ -18,8 +21,57 @@ import (
 //	                              showed (stdout and stderr; of a line
 //	                              redrawn after a carriage return, the
 //	                              last drawing) to OUT
+//	bigfile FILE N                write N bytes of varied text to FILE
+//	put-fs-file STORE APP USER SESSION NAME FILE
+//	                              put FILE's content as a version ('' for
+//	                              absent scope parts)
+//	flipbyte FILE OFFSET          invert the byte at OFFSET of FILE
 func init() {
 	scriptCmds["tty"] = cmdTTY
+	scriptCmds["bigfile"] = cmdBigFile
+	scriptCmds["put-fs-file"] = cmdPutFSFile
+	scriptCmds["flipbyte"] = cmdFlipByte
+}
+
+func cmdBigFile(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "bigfile")
+	if len(args) != 2 {
+		ts.Fatalf("usage: bigfile FILE N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString("line " + strconv.Itoa(i) + "\n")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()[:n]), 0o644))
+}
+
+func cmdPutFSFile(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "put-fs-file")
+	if len(args) != 6 {
+		ts.Fatalf("usage: put-fs-file STORE APP USER SESSION NAME FILE")
+	}
+	f, err := os.Open(ts.MkAbs(args[5]))
+	ts.Check(err)
+	defer f.Close()
+	st := openScriptStore(ts, args[0])
+	_, err = st.Put(context.Background(), scopeOf(args[1], args[2], args[3]), args[4], f, artifacts.PutOptions{MIMEType: "text/plain"})
+	ts.Check(err)
+}
+
+func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "flipbyte")
+	if len(args) != 2 {
+		ts.Fatalf("usage: flipbyte FILE OFFSET")
+	}
+	off, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	b[off] ^= 0xff
+	ts.Check(os.WriteFile(path, b, 0o644))
 }
 
 // ttyEnv are the environment variables a tty run passes on.

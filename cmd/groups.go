@@ -24,6 +24,7 @@ Select a scope with --app A [--user U [--session S]].`)
 		artifactscmd.NewCmdList(f, nil),
 		artifactscmd.NewCmdVersions(f, nil),
 		artifactscmd.NewCmdDelete(f, nil),
+		artifactscmd.NewCmdGet(f, nil),
 	)
 	return cmd
 }

@@ -1,0 +1,253 @@
+package artifactscmd
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// GetOptions holds the flag values and dependencies of "artifacts get".
+type GetOptions struct {
+	deps
+
+	// ScopeFlags are --app, --user and --session as given.
+	ScopeFlags cmdutil.ScopeFlags
+	// Scope is the scope they select.
+	Scope artifacts.Scope
+	// Name is the artifact name (--name).
+	Name string
+	// Version is the version to read (--version); 0 is the latest.
+	Version int64
+	// Output is -O: a file to create, or "-" for standard output.
+	Output string
+	// Force lets -O FILE replace an existing file.
+	Force bool
+}
+
+// GetResult is the JSON output of "artifacts get -O FILE" (with -O - the
+// payload is the output).
+type GetResult struct {
+	Scope   Scope  `json:"scope"`
+	Name    string `json:"name"`
+	Version int64  `json:"version"`
+	Size    int64  `json:"size"`
+	Digest  string `json:"digest"`
+	File    string `json:"file"`
+}
+
+// NewCmdGet returns "artifacts get". runF, when not nil, replaces the run
+// function.
+func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{deps: depsOf(f)}
+	cmd := &cobra.Command{
+		Use:   "get --app A [--user U [--session S]] --name NAME [--version V] -O FILE|-",
+		Short: "Write the verified payload of one version to a file or stdout",
+		Long: `Write the payload of one version of NAME (the latest unless --version) to
+FILE, or to standard output with -O -.
+
+The payload is checked against its record (size and SHA-256) before it is
+used: -O FILE writes a temporary file beside FILE and renames it into place
+only after the whole payload matched, so FILE is never left holding
+unverified or partial bytes; an existing FILE is replaced only with
+--force. With -O -, payloads of up to 1 MiB are checked whole before the
+first byte is written; larger ones stream, and a mismatch found at the end
+exits 1 (code corrupt_artifact) after the bytes were written: use -O FILE
+for those when it matters. A payload that is not text is not written to a
+terminal.
+
+Listing commands never print payloads; this one does, on request only.
+
+JSON (with -O FILE, on stdout):
+  {"scope": S, "name", "version", "size", "digest", "file"}`,
+		Example: `  agentstore artifacts get --store /var/lib/agents --app demo-a --user user-42 \
+      --session session-7 --name reports/summary.txt -O -
+
+  # a given version, to a file
+  agentstore artifacts get --store /var/lib/agents --app demo-a \
+      --name config/settings.json --version 1 -O settings-v1.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := opts.ScopeFlags.Scope(true)
+			if err != nil {
+				return err
+			}
+			opts.Scope = s
+			if err := validateName(cmd, opts.Name); err != nil {
+				return err
+			}
+			if opts.Version < 0 {
+				return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: want a version number (or leave it out for the latest)", opts.Version)}
+			}
+			if opts.Output == "" {
+				return cmdutil.Usagef("-O is required: -O FILE writes the payload to FILE, -O - to standard output")
+			}
+			if opts.Output != "-" && !opts.Force {
+				if _, err := os.Lstat(opts.Output); err == nil {
+					return cmdutil.Usagef("%s already exists; choose another -O FILE, or add --force to replace it", opts.Output)
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runGet(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddScopeFlags(cmd, &opts.ScopeFlags)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Name, "name", "", "artifact name (required)")
+	fl.Int64Var(&opts.Version, "version", 0, "version to read (default: the latest)")
+	fl.StringVarP(&opts.Output, "output-file", "O", "", "write the payload to `FILE`, or - for standard output (required)")
+	fl.BoolVar(&opts.Force, "force", false, "replace an existing -O FILE")
+	cmdutil.SetExitStatusNote(cmd, `1 also when the version does not exist (code not_found) or its payload does
+  not match its record (corrupt_artifact; -O FILE is then left untouched)
+2 also when -O FILE exists without --force, or a binary payload would go to
+  a terminal`)
+	return cmd
+}
+
+func runGet(ctx context.Context, opts *GetOptions) error {
+	jsonOut, err := opts.jsonOutput()
+	if err != nil {
+		return err
+	}
+	st, err := opts.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := st.Get(ctx, opts.Scope, opts.Name, opts.Version)
+	if artifacts.IsNotFound(err) {
+		if cerr := cmdutil.CheckScope(ctx, st, opts.Scope); cerr != nil {
+			return cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rec := r.Record()
+	if opts.Output == "-" {
+		return copyToStdout(opts, r)
+	}
+	path, err := writeVerified(opts.Output, r)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return output.JSON(opts.IO.Out, GetResult{Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
+	}
+	fmt.Fprintf(opts.IO.Out, "Wrote %s v%d of %s to %s (%s, SHA-256 %s, verified)\n",
+		shellQuote(rec.Name), rec.Version, rec.Scope, path, output.Size(rec.Size), rec.Digest)
+	return nil
+}
+
+// copyToStdout writes the payload to standard output, refusing one that
+// is not text when standard output is a terminal.
+func copyToStdout(opts *GetOptions, r *artifacts.Reader) error {
+	br := bufio.NewReaderSize(r, 8<<10)
+	if opts.IO.IsStdoutTTY() {
+		head, err := br.Peek(8 << 10)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+		if isBinary(head) {
+			rec := r.Record()
+			return cmdutil.Usagef("%q v%d is binary (%s); not writing it to a terminal: use -O FILE, or pipe the output", rec.Name, rec.Version, rec.MIMEType)
+		}
+	}
+	_, err := io.Copy(opts.IO.Out, br)
+	return err
+}
+
+// isBinary reports whether the start of a payload is not text: it holds a
+// NUL byte or is not UTF-8 (a character cut at the end is allowed).
+func isBinary(b []byte) bool {
+	for i := 0; i < len(b); {
+		c, n := utf8.DecodeRune(b[i:])
+		if c == 0 || c == utf8.RuneError && n == 1 && len(b)-i >= utf8.UTFMax {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// writeVerified copies r into a new temporary file beside path and, once
+// r reported the end of a payload that matches its record, syncs it and
+// renames it to path. On any failure the temporary file is removed and
+// path is untouched. It returns the absolute path written.
+func writeVerified(path string, r io.Reader) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(abs)
+	var tok [6]byte
+	_, _ = rand.Read(tok[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(abs)+".agentstore-get-"+hex.EncodeToString(tok[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", cmdutil.CodedError(string(artifacts.CodeNotFound), fmt.Errorf("directory %s does not exist; create it first or choose another -O FILE", dir))
+	}
+	if err != nil {
+		return "", fileErr("cannot create a file in "+dir, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := io.Copy(f, r); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == tmp {
+			return "", fileErr("cannot write "+tmp, err)
+		}
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", fileErr("cannot write "+tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fileErr("cannot write "+tmp, err)
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		os.Remove(tmp)
+		done = true
+		return "", fileErr("cannot rename the verified payload to "+abs, err)
+	}
+	done = true
+	return abs, osutil.SyncDir(dir)
+}
+
+// fileErr describes a local file failure without the system call's name.
+func fileErr(what string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	code := artifacts.CodeIO
+	if errors.Is(err, fs.ErrPermission) {
+		code = artifacts.CodePermission
+	}
+	return cmdutil.CodedError(string(code), fmt.Errorf("%s: %v", what, err))
+}

@@ -169,6 +169,7 @@ environment, then config file, then default.`,
 		newFsCmd(f),
 		newQuotaCmd(f),
 		newVersionCmd(f),
+		newUnlockCmd(f),
 	)
 	// Add cobra's completion command now rather than at Execute, so that it
 	// is part of the tree the docs and tests see, and decorate it.

@@ -3,6 +3,7 @@ package fscmd
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -27,6 +28,8 @@ type RepairOptions struct {
 	// OpenStore opens a gs:// store (filesystem stores are opened by root).
 	OpenStore func(context.Context) (artifacts.Store, error)
 	Now       func() time.Time
+	// Logger returns the diagnostics logger.
+	Logger func() *slog.Logger
 
 	Grace       time.Duration
 	Limit       int64
@@ -46,7 +49,7 @@ type RepairJSON struct {
 // NewCmdRepair returns "fs repair". runF, when not nil, replaces the run
 // function (tests of flag parsing).
 func NewCmdRepair(f *cmdutil.Factory, runF func(context.Context, *RepairOptions) error) *cobra.Command {
-	opts := &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, OpenStore: f.OpenStore, Now: f.Now}
+	opts := &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, OpenStore: f.OpenStore, Now: f.Now, Logger: f.Logger}
 	cmd := &cobra.Command{
 		Use:   "repair [--grace DURATION] [--limit N] [--dry-run] [--metrics-file FILE]",
 		Short: "Remove what interrupted writers left in a store",
@@ -170,7 +173,10 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	if !opts.DryRun && gst == nil {
 		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair"})
 		if err != nil {
-			return err
+			return cmdutil.LockHeld(err, "--store", u.Root)
+		}
+		if prev, ok := l.TookOver(); ok && opts.Logger != nil {
+			opts.Logger().Info(cmdutil.TakeoverMessage(prev))
 		}
 		defer func() {
 			if rerr := l.Release(); rerr != nil && err == nil {

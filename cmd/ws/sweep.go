@@ -276,7 +276,10 @@ func runSweep(ctx context.Context, opts *SweepOptions) (err error) {
 	if !opts.DryRun {
 		l, err := lock.Acquire(filepath.Join(cfg.Scratch, sweep.LockFile), lock.Options{Purpose: "ws sweep"})
 		if err != nil {
-			return err
+			return cmdutil.LockHeld(err, "--sweep", "--scratch", cfg.Scratch)
+		}
+		if prev, ok := l.TookOver(); ok {
+			opts.Logger().Info(cmdutil.TakeoverMessage(prev))
 		}
 		defer func() {
 			if rerr := l.Release(); rerr != nil && err == nil {

@@ -41,8 +41,9 @@ type Factory struct {
 	Config func() (*Config, error)
 	// Now is the clock.
 	Now func() time.Time
-	// Logger returns the diagnostics logger (stderr; warn level by
-	// default, debug with -v, JSON lines with --log-format json).
+	// Logger returns the diagnostics logger (stderr; info level by
+	// default, debug with -v, JSON lines with --log-format json; on a
+	// terminal, sentences).
 	Logger func() *slog.Logger
 	// OpenStore opens the store named by --store.
 	OpenStore func(ctx context.Context) (artifacts.Store, error)
@@ -199,10 +200,11 @@ func (f *Factory) openStore(ctx context.Context) (artifacts.Store, error) {
 }
 
 // NewLogger returns the diagnostics logger for cfg writing to w: level
-// warn, or debug with Verbose; text, or JSON lines with LogFormat "json".
+// info (warnings, and events an operator must be able to trace, such as
+// a stale lock taken over), or debug with Verbose; text, or JSON lines with LogFormat "json".
 // A nil cfg gives the warn-level text logger.
 func NewLogger(w io.Writer, cfg *Config) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 	if cfg != nil && cfg.Verbose {
 		opts.Level = slog.LevelDebug
 	}

@@ -92,8 +92,9 @@ func TestFactorySetConfigAppliesNoColor(t *testing.T) {
 		t.Error("NoColor not applied")
 	}
 	f.Logger().Debug("hidden")
+	f.Logger().Info("info")
 	f.Logger().Warn("shown")
-	if s := errOut.String(); strings.Contains(s, "hidden") || !strings.Contains(s, "level=WARN msg=shown") {
+	if s := errOut.String(); strings.Contains(s, "hidden") || !strings.Contains(s, "level=WARN msg=shown") || !strings.Contains(s, "level=INFO msg=info") {
 		t.Errorf("default logger wrote %q", s)
 	}
 	errOut.Reset()

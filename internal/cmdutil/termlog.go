@@ -20,16 +20,16 @@ type TerminalHandler struct {
 	attrs   []slog.Attr
 }
 
-// NewTerminalHandler returns a TerminalHandler writing to w: warnings and
-// errors, and with verbose also info and debug records.
+// NewTerminalHandler returns a TerminalHandler writing to w: info,
+// warnings and errors, and with verbose also debug records.
 func NewTerminalHandler(w io.Writer, verbose bool) *TerminalHandler {
 	return &TerminalHandler{w: w, mu: &sync.Mutex{}, verbose: verbose}
 }
 
-// Enabled reports whether records of level l are printed: warnings and
-// errors always, info and debug with verbose.
+// Enabled reports whether records of level l are printed: info and above
+// always, debug with verbose.
 func (h *TerminalHandler) Enabled(_ context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn || h.verbose
+	return l >= slog.LevelInfo || h.verbose
 }
 
 // Handle prints r as one sentence.

@@ -123,6 +123,9 @@ type Lock struct {
 	info Info
 	opts Options
 
+	// tookOver describes the stale lock this acquisition replaced.
+	tookOver *State
+
 	mu       sync.Mutex
 	released bool
 	lostErr  error
@@ -169,8 +172,12 @@ func Acquire(path string, opts Options) (*Lock, error) {
 		if !cur.stale(opts) {
 			return nil, &HeldError{Path: path, Holder: cur.info}
 		}
+		prev := State{Path: path, Exists: true, Holder: cur.info, Parsed: cur.parsed, Refreshed: cur.fi.ModTime(), Stale: true, Why: why(cur, opts, true)}
+		prev.Holder.Refreshed = time.Time{}
+		l.tookOver = &prev
 		if err := takeOver(path, cur, b); err != nil {
 			if errors.Is(err, errChanged) && attempt < 3 {
+				l.tookOver = nil
 				continue
 			}
 			if errors.Is(err, errChanged) {
@@ -212,6 +219,16 @@ func newInfo(opts Options) Info {
 		Purpose: opts.Purpose,
 		Token:   hex.EncodeToString(tok[:]),
 	}
+}
+
+// TookOver returns the stale lock this acquisition took over, with why it
+// was stale; ok is false when the lock was free. Callers log it, so that
+// every takeover leaves a trace.
+func (l *Lock) TookOver() (prev State, ok bool) {
+	if l.tookOver == nil {
+		return State{}, false
+	}
+	return *l.tookOver, true
 }
 
 // Path returns the lock file.

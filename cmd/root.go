@@ -170,6 +170,7 @@ environment, then config file, then default.`,
 		newQuotaCmd(f),
 		newVersionCmd(f),
 		newUnlockCmd(f),
+		newDoctorCmd(f),
 	)
 	// Add cobra's completion command now rather than at Execute, so that it
 	// is part of the tree the docs and tests see, and decorate it.
@@ -184,7 +185,7 @@ environment, then config file, then default.`,
 func configTolerant(cmd *cobra.Command) bool {
 	for c := cmd; c != nil; c = c.Parent() {
 		switch c.Name() {
-		case "help", "version", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		case "help", "version", "completion", "doctor", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 			return c.Parent() != nil && !c.Parent().HasParent()
 		}
 	}

@@ -87,6 +87,10 @@ type Config struct {
 	SweepExclude []string
 	// Origins says, for each key of fileKeys, where its value came from.
 	Origins map[string]Origin
+	// FileError is why the config file was ignored, when a command that
+	// must work regardless (help, version, completion, doctor) loaded
+	// the settings without it; nil otherwise.
+	FileError error
 }
 
 // Origin kinds: where a setting's value came from.

@@ -108,6 +108,7 @@ func (f *Factory) Setup(cmd *cobra.Command, tolerant bool) error {
 	if fileErr := err; err != nil && tolerant && ErrorCode(err) == CodeConfigError {
 		opts.SkipFile = true
 		if cfg, err = LoadConfig(opts); err == nil {
+			cfg.FileError = fileErr
 			fmt.Fprintf(f.IO.ErrOut, "agentstore: warning: %v\nagentstore: warning: the config file is ignored for %q\n", fileErr, cmd.CommandPath())
 		}
 	}

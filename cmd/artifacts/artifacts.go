@@ -101,13 +101,20 @@ func validateName(cmd *cobra.Command, name string) error {
 	return nil
 }
 
-// validateLimit checks --limit before any I/O.
+// validateLimit checks --limit before any I/O: a page holds 1 to
+// artifacts.DefaultMaxPageLimit entries.
 func validateLimit(limit int) error {
 	if limit < 1 {
 		return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --limit %d: want a page size of at least 1", limit)}
 	}
+	if limit > artifacts.DefaultMaxPageLimit {
+		return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --limit %d: a page holds at most %d; use --all to follow every page", limit, artifacts.DefaultMaxPageLimit)}
+	}
 	return nil
 }
+
+// limitHelp is the help text of --limit.
+var limitHelp = fmt.Sprintf("%%s per page, at most %d (--all follows every page)", artifacts.DefaultMaxPageLimit)
 
 // safeWord matches arguments a POSIX shell takes literally.
 var safeWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)

@@ -137,7 +137,7 @@ integer.`,
 	}
 	cmdutil.AddScopeFlags(cmd, &opts.ScopeFlags)
 	fl := cmd.Flags()
-	fl.IntVar(&opts.Limit, "limit", artifacts.DefaultPageLimit, "names per page")
+	fl.IntVar(&opts.Limit, "limit", artifacts.DefaultPageLimit, fmt.Sprintf(limitHelp, "names"))
 	fl.StringVar(&opts.Cursor, "cursor", "", "start after this name (the previous page's next_cursor)")
 	fl.BoolVar(&opts.All, "all", false, "follow every page")
 	cmdutil.SetExitStatusNote(cmd, readExitNote)

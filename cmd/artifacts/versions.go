@@ -106,7 +106,7 @@ JSON:
 	cmdutil.AddScopeFlags(cmd, &opts.ScopeFlags)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Name, "name", "", "artifact name (required)")
-	fl.IntVar(&opts.Limit, "limit", artifacts.DefaultPageLimit, "versions per page")
+	fl.IntVar(&opts.Limit, "limit", artifacts.DefaultPageLimit, fmt.Sprintf(limitHelp, "versions"))
 	fl.Int64Var(&opts.Cursor, "cursor", 0, "start after this version (the previous page's next_cursor)")
 	fl.BoolVar(&opts.All, "all", false, "follow every page")
 	cmdutil.SetExitStatusNote(cmd, readExitNote)

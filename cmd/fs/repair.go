@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +15,7 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/lock"
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
 	"github.com/agentstore/agentstore/pkg/artifacts"
@@ -271,14 +275,17 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, rep repair.Report
 	fmt.Fprintln(w)
 	if len(rep.RemovedItems) > 0 {
 		fmt.Fprintln(w)
-		t := output.NewTable(ios, title, "AGE", "SIZE", "REASON")
-		t.NoTruncate(1, 2)
+		t := output.NewTable(ios, "SCOPE", "ARTIFACT", title, "AGE", "SIZE", "REASON")
+		t.NoTruncate(3, 4, 5)
+		owners := map[string][2]string{}
 		for _, it := range rep.RemovedItems {
-			rel, err := filepath.Rel(u.Root, it.Path)
-			if err != nil {
-				rel = it.Path
+			dir := filepath.Dir(it.Path)
+			o, ok := owners[dir]
+			if !ok {
+				o = nameDirOwner(dir)
+				owners[dir] = o
 			}
-			t.Row(rel, age(it.Age), output.Size(it.Size), it.Reason)
+			t.Row(o[0], o[1], filepath.Base(it.Path), age(it.Age), output.Size(it.Size), it.Reason)
 		}
 		_ = t.Render()
 	}
@@ -302,4 +309,31 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d/time.Hour))
 	}
 	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// nameDirOwner names the scope and artifact of a name directory (or, for
+// a gs:// store, of the objects under one name prefix) from the first of
+// its records that decodes; without one, the directories' hashes stand in,
+// shortened ("scope 1d13…", "name 93a7…").
+func nameDirOwner(dir string) [2]string {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".meta") {
+			continue
+		}
+		b, err := osutil.ReadFileMax(filepath.Join(dir, e.Name()), 1<<20)
+		if err != nil {
+			continue
+		}
+		if rec, err := artifacts.DecodeRecord(b); err == nil {
+			return [2]string{rec.Scope.String(), strconv.Quote(rec.Name)}
+		}
+	}
+	short := func(h string) string {
+		if len(h) > 12 {
+			return h[:12] + output.Ellipsis
+		}
+		return h
+	}
+	return [2]string{"scope " + short(filepath.Base(filepath.Dir(filepath.Dir(dir)))), "name " + short(filepath.Base(dir))}
 }

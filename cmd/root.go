@@ -177,6 +177,7 @@ environment, then config file, then default.`,
 	root.InitDefaultCompletionCmd()
 	decorateCompletionCmd(root)
 	cmdutil.WrapArgsErrors(root)
+	registerValueCompletions(f, root)
 	return root
 }
 

@@ -25,6 +25,7 @@ Select a scope with --app A [--user U [--session S]].`)
 		artifactscmd.NewCmdVersions(f, nil),
 		artifactscmd.NewCmdDelete(f, nil),
 		artifactscmd.NewCmdGet(f, nil),
+		artifactscmd.NewCmdLocate(f, nil),
 	)
 	return cmd
 }

@@ -307,6 +307,6 @@ func unreadableErr(t artifacts.Tally) error {
 	if t.Unreadable == 1 {
 		word = "version"
 	}
-	return cmdutil.CodedError(string(t.UnreadableCode), fmt.Errorf("could not read %d %s (%s); they are not counted above and not known to be corrupt: run as a user who can read the whole store, or see agentstore fs verify",
+	return cmdutil.CodedError(string(t.UnreadableCode), fmt.Errorf("could not read %d %s (%s), left out of the counts above and not known to be corrupt: run as a user who can read the whole store, or see agentstore fs verify",
 		t.Unreadable, word, why))
 }

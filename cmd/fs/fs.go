@@ -116,6 +116,8 @@ func corruptSection(ios *iostreams.IOStreams, st output.Styles, items []repair.C
 		switch {
 		case c.NextCommand != "":
 			fmt.Fprintf(w, "    next: %s\n", c.NextCommand)
+		case c.Code == artifacts.CodeUnsafeStore && c.Path == "":
+			fmt.Fprintf(w, "    next: inspect the file named above by hand and move it out of the store; the layout holds only regular files\n")
 		case c.Code == artifacts.CodeUnsafeStore:
 			fmt.Fprintf(w, "    next: inspect %s by hand and move it out of the store; the layout holds only regular files\n", output.Escape(c.Path))
 		default:

@@ -246,7 +246,7 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		if rep.Store.UnreadableCode == artifacts.CodePermission {
 			why = "permission denied"
 		}
-		return cmdutil.CodedError(string(rep.Store.UnreadableCode), fmt.Errorf("could not read %d %s (%s); they are not counted and not known to be corrupt: run as a user who can read the whole store",
+		return cmdutil.CodedError(string(rep.Store.UnreadableCode), fmt.Errorf("could not read %d %s (%s), left out of the counts and not known to be corrupt: run as a user who can read the whole store",
 			n, plural(n, "version", "versions"), why))
 	}
 	if rep.Over > 0 {

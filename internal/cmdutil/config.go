@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/agentstore/agentstore/internal/osutil"
 )
 
 // Output formats accepted by -o/--output.
@@ -49,6 +51,9 @@ const (
 )
 
 // fileKeys are the keys a config file may hold.
+// MaxConfigBytes is the largest config file read: a larger one is refused.
+const MaxConfigBytes = 1 << 20
+
 var fileKeys = []string{KeyStore, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat}
 
 // Config is the resolved global settings of one invocation.
@@ -202,12 +207,21 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 		}
 	}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := osutil.ReadSettingsFile(path, MaxConfigBytes)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && explicit {
+			var nr *osutil.NotRegularError
+			var pe *fs.PathError
+			switch {
+			case errors.Is(err, fs.ErrNotExist) && explicit:
 				return nil, configErr("config file %s does not exist", path)
+			case errors.As(err, &nr):
+				return nil, configErr("config file %s; it was not read", nr.Error())
+			case errors.Is(err, osutil.ErrTooLarge):
+				return nil, configErr("config file %s is larger than %d bytes; it was not read", path, MaxConfigBytes)
+			case errors.As(err, &pe):
+				return nil, configErr("config file %s could not be read: %v", path, pe.Err)
 			}
-			return nil, configErr("config file: %v", err)
+			return nil, configErr("config file %s: %v", path, err)
 		}
 		if err := readConfigFile(v, path, data); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ package osutil
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -124,3 +125,35 @@ type NotDirError struct {
 
 // Error names the path and what it is.
 func (e *NotDirError) Error() string { return e.Path + " is " + KindOf(e.Mode) + ", not a directory" }
+
+// ReadSettingsFile reads a small file that may be reached through symbolic
+// links (a configuration file, say) but must be a regular file in the end:
+// it is opened without blocking on a named pipe and checked with fstat
+// before a byte is read, so a FIFO or a device (/dev/zero) gives a
+// *NotRegularError instead of a hang or an endless read. A file of more
+// than max bytes gives ErrTooLarge.
+func ReadSettingsFile(path string, max int) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|OpenNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	if fi.Size() > int64(max) {
+		return nil, ErrTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, ErrTooLarge
+	}
+	return b, nil
+}

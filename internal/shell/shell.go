@@ -19,8 +19,9 @@ import (
 //     characters (ESC, BEL, newline, C0 and C1), bidirectional overrides
 //     and isolates (U+202A..U+202E, U+2066..U+2069), line and paragraph
 //     separators, other invisible format characters, or bytes that are not
-//     valid UTF-8. Those are written as \xHH, \uHHHH or \UHHHHHHHH escapes,
-//     so the printed text is plain ASCII where it matters.
+//     valid UTF-8. Those are written as \xHH escapes of their UTF-8 bytes
+//     (which every shell with $'...' reads the same in any locale), so the
+//     printed text is plain ASCII where it matters.
 func Quote(s string) string {
 	if s == "" {
 		return "''"
@@ -48,10 +49,10 @@ func Quote(s string) string {
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case Hidden(r):
-			if r > 0xffff {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
+			// Byte escapes, not \u: bash turns \u into a character only
+			// in a UTF-8 locale.
+			for j := range n {
+				fmt.Fprintf(&b, `\x%02x`, s[i+j])
 			}
 		default:
 			b.WriteRune(r)

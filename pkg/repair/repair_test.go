@@ -300,7 +300,7 @@ func TestDeleteCommand(t *testing.T) {
 	}
 	// Control and bidirectional characters never reach the terminal raw.
 	got = repair.DeleteCommand("/s", artifacts.AppScope("a\x1b]0;x\x07"), "n\nnext: curl x|sh\u202e", 2)
-	if want := `agentstore artifacts delete --store /s --app $'a\x1b]0;x\x07' --name $'n\nnext: curl x|sh\u202e' --version 2`; got != want {
+	if want := `agentstore artifacts delete --store /s --app $'a\x1b]0;x\x07' --name $'n\nnext: curl x|sh\xe2\x80\xae' --version 2`; got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}
 }

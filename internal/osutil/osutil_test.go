@@ -179,3 +179,29 @@ func TestOpenDirOnly(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 }
+
+// TestReadSettingsFile: links are followed to a regular file; a FIFO, a
+// device and a file past the cap are refused without blocking or reading
+// on.
+func TestReadSettingsFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.yaml")
+	os.WriteFile(p, []byte("output: json\n"), 0o600)
+	link := filepath.Join(dir, "link.yaml")
+	os.Symlink(p, link)
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadSettingsFile(link, 100); err != nil || string(b) != "output: json\n" {
+		t.Fatalf("through a link: %q %v", b, err)
+	}
+	for _, bad := range []string{fifo, "/dev/zero", dir} {
+		if _, err := ReadSettingsFile(bad, 100); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	if _, err := ReadSettingsFile(p, 5); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("past the cap: %v", err)
+	}
+}

@@ -29,3 +29,31 @@ func TestPlausibleSize(t *testing.T) {
 		}
 	}
 }
+
+// TestTallySaturates: plausible sizes that together pass math.MaxInt64
+// saturate; impossible ones are problems; unreadable ones are neither.
+func TestTallySaturates(t *testing.T) {
+	var n artifacts.NameUsage
+	for v := int64(1); v <= 1100; v++ {
+		n.Records = append(n.Records, artifacts.Record{Version: v, Size: artifacts.MaxPlausibleSize})
+	}
+	n.Records = append(n.Records, artifacts.Record{Version: 1101, Size: math.MaxInt64})
+	n.Problems = []artifacts.Problem{
+		{Version: 1102, Code: artifacts.CodeIO},
+		{Version: 1103, Code: artifacts.CodePermission},
+		{Version: 1104},
+		{Version: 1105, Code: artifacts.CodeUnsafeStore},
+	}
+	var tl artifacts.Tally
+	tl.AddName(n)
+	want := artifacts.Tally{Versions: 1100, Bytes: math.MaxInt64, Problems: 3, Unreadable: 2, UnreadableCode: artifacts.CodePermission}
+	if tl != want {
+		t.Fatalf("%+v, want %+v", tl, want)
+	}
+	var sum artifacts.Tally
+	sum.Add(tl)
+	sum.Add(tl)
+	if sum.Bytes != math.MaxInt64 || sum.Versions != 2200 || sum.Unreadable != 4 {
+		t.Fatalf("sum %+v", sum)
+	}
+}

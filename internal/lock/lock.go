@@ -385,7 +385,9 @@ type current struct {
 
 func read(path string) (current, error) {
 	var c current
-	f, err := os.Open(path)
+	// A named pipe or symbolic link planted as the lock file is refused
+	// unread instead of hanging every later run.
+	f, err := osutil.OpenRegular(path)
 	if err != nil {
 		return c, err
 	}

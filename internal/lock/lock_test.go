@@ -406,3 +406,22 @@ func TestNoStallWithoutStallAfter(t *testing.T) {
 		t.Fatal("stalled without StallAfter")
 	}
 }
+
+// TestPlantedLockFile: a named pipe or a symbolic link in the lock file's
+// place is refused at once, unread, with an error naming it.
+func TestPlantedLockFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.lock")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.lock")
+	os.WriteFile(filepath.Join(dir, "target"), []byte(`{"pid":1,"token":"x"}`), 0o600)
+	os.Symlink(filepath.Join(dir, "target"), link)
+	for path, kind := range map[string]string{fifo: "a named pipe (FIFO)", link: "a symbolic link"} {
+		_, err := Acquire(path, Options{RefreshInterval: -1})
+		if err == nil || !strings.Contains(err.Error(), path+" is "+kind+", not a regular file") {
+			t.Errorf("Acquire over %s: %v", kind, err)
+		}
+	}
+}

@@ -97,8 +97,8 @@ func cmdFlipData(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(path, b, 0o600))
 }
 
-// cmdJSONNext sets VAR to the next_command of the first corrupt item of a
-// saved "fs verify -o json" or "fs repair -o json": jsonnext FILE VAR.
+// cmdJSONNext sets VAR to the first next_command among the corrupt items
+// of a saved "fs verify -o json" or "fs repair -o json": jsonnext FILE VAR.
 func cmdJSONNext(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "jsonnext")
 	if len(args) != 2 {
@@ -110,10 +110,13 @@ func cmdJSONNext(ts *testscript.TestScript, neg bool, args []string) {
 		} `json:"corrupt_items"`
 	}
 	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &out))
-	if len(out.Items) == 0 || out.Items[0].Next == "" {
-		ts.Fatalf("jsonnext: %s has no next_command", args[0])
+	for _, it := range out.Items {
+		if it.Next != "" {
+			ts.Setenv(args[1], it.Next)
+			return
+		}
 	}
-	ts.Setenv(args[1], out.Items[0].Next)
+	ts.Fatalf("jsonnext: %s has no next_command", args[0])
 }
 
 // cmdShareable lets an unprivileged user (setpriv --reuid=65534) reach DIR

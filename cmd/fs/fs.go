@@ -120,6 +120,8 @@ func corruptSection(ios *iostreams.IOStreams, st output.Styles, items []repair.C
 			fmt.Fprintf(w, "    next: inspect the file named above by hand and move it out of the store; the layout holds only regular files\n")
 		case c.Code == artifacts.CodeUnsafeStore:
 			fmt.Fprintf(w, "    next: inspect %s by hand and move it out of the store; the layout holds only regular files\n", output.Escape(c.Path))
+		case c.Scope != nil && c.Name != "" && c.Code == artifacts.CodeCorrupt:
+			fmt.Fprintf(w, "    next: inspect %s by hand: the record does not decode, so artifacts delete cannot plan it; restore it from a backup or move the version's files out of the store\n", output.Escape(c.Path))
 		default:
 			fmt.Fprintf(w, "    next: inspect %s by hand; its record does not name the artifact\n", output.Escape(c.Path))
 		}

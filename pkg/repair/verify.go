@@ -127,8 +127,10 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 		cancel()
 	}
 	// add files a problem under corrupt or unreadable by its code; only a
-	// corrupt version gets the command that deletes it.
-	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code) {
+	// corrupt version whose record decodes gets the command that deletes
+	// it (artifacts delete plans from the record: for one that does not
+	// decode the command would fail).
+	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool) {
 		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code}
 		mu.Lock()
 		defer mu.Unlock()
@@ -136,7 +138,7 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 			unread = append(unread, it)
 			return
 		}
-		if code == artifacts.CodeCorrupt && scope != nil && name != "" && version > 0 {
+		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version > 0 {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
 		corrupt = append(corrupt, it)
@@ -162,7 +164,7 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 				case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
 					code == artifacts.CodePermission, code == artifacts.CodeIO:
 					scope := j.scope
-					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code)
+					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true)
 				case code == artifacts.CodeNotFound:
 					checked.Add(-1) // deleted since the walk
 				default:
@@ -183,13 +185,17 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 		}
 		for _, n := range u.Names {
 			broken := map[int64]bool{}
+			decodes := make(map[int64]bool, len(n.Records))
+			for _, rec := range n.Records {
+				decodes[rec.Version] = true
+			}
 			for _, p := range n.Problems {
 				broken[p.Version] = true
 				code := p.Code
 				if code == "" {
 					code = artifacts.CodeCorrupt
 				}
-				add(scope, n.Name, p.Version, p.Path, p.Reason, code)
+				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version])
 			}
 			rep.Versions += int64(len(n.Records))
 			for _, rec := range n.Records {

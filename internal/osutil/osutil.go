@@ -148,7 +148,12 @@ func ReadSettingsFile(path string, max int) ([]byte, error) {
 	if fi.Size() > int64(max) {
 		return nil, ErrTooLarge
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	return readAllMax(f, max)
+}
+
+// readAllMax reads r to its end, or gives ErrTooLarge past max bytes.
+func readAllMax(r io.Reader, max int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@
 package osutil
 
 import (
-	"io"
 	"io/fs"
 	"os"
 )
@@ -66,12 +65,5 @@ func ReadFileMax(path string, max int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > max {
-		return nil, ErrTooLarge
-	}
-	return b, nil
+	return readAllMax(f, max)
 }

@@ -14,8 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +21,7 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -116,16 +115,9 @@ func validateLimit(limit int) error {
 // limitHelp is the help text of --limit.
 var limitHelp = fmt.Sprintf("%%s per page, at most %d (--all follows every page)", artifacts.DefaultMaxPageLimit)
 
-// safeWord matches arguments a POSIX shell takes literally.
-var safeWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
-
-// shellQuote quotes s for a POSIX shell, for the commands printed in hints.
-func shellQuote(s string) string {
-	if safeWord.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote quotes s for the commands printed in hints (see
+// internal/shell: the CLI's one quoting rule).
+func shellQuote(s string) string { return shell.Quote(s) }
 
 // scopeArgs returns the scope flags selecting s, shell-quoted.
 func scopeArgs(s artifacts.Scope) []string {

@@ -58,14 +58,19 @@ type ScopeItem struct {
 	Versions int   `json:"versions"`
 	Bytes    int64 `json:"bytes"`
 	// Problems counts published versions found broken while reading the
-	// scope (records that do not decode, missing payloads); see
-	// "agentstore fs verify".
+	// scope (records that do not decode, missing payloads, non-regular
+	// layout files, impossible sizes); see "agentstore fs verify".
 	Problems int `json:"problems"`
+	// Unreadable counts versions that could not be read (permission or
+	// I/O errors); they are not problems, and not in the other counts.
+	Unreadable int `json:"unreadable"`
 }
 
 // ScopeListResult is the JSON output of "artifacts list" without a scope.
 type ScopeListResult struct {
 	Items []ScopeItem `json:"items"`
+
+	total artifacts.Tally
 }
 
 // NewCmdList returns "artifacts list". runF, when not nil, replaces the
@@ -84,7 +89,11 @@ name of the previous one. --all follows every page.
 Without a scope, list every scope of the store, one row per scope with its
 numbers of names, versions and bytes, found by reading every record (never
 a payload). Versions found broken on the way are counted under PROBLEMS and
-left to "agentstore fs verify".
+left to "agentstore fs verify". Versions that cannot be read (permission
+denied, I/O errors) are not problems: they are left out of the counts, and
+the listing then exits with status 1 (code permission_denied or io_error).
+Totals saturate instead of overflowing; a record stating a size above 8 PiB
+is counted as a problem, not as bytes.
 
 Sizes are human-readable in tables and exact bytes in JSON. Payload bytes
 and custom metadata are never printed.
@@ -93,7 +102,8 @@ JSON with a scope:
   {"scope": S, "items": [{"name", "latest_version", "versions", "size",
    "mime_type", "created_at", "created_at_ms"}], "next_cursor": NAME|null}
 JSON without a scope:
-  {"items": [{"scope": S, "names", "versions", "bytes", "problems"}]}
+  {"items": [{"scope": S, "names", "versions", "bytes", "problems",
+   "unreadable"}]}
 where S is {"kind", "app", "user", "session"} with the parts its kind has,
 created_at is RFC 3339 UTC with milliseconds, and created_at_ms the stored
 integer.`,
@@ -159,9 +169,14 @@ func runList(ctx context.Context, opts *ListOptions) error {
 			return err
 		}
 		if jsonOut {
-			return output.JSON(opts.IO.Out, res)
+			err = output.JSON(opts.IO.Out, res)
+		} else {
+			err = printScopes(opts.deps, res)
 		}
-		return printScopes(opts.deps, res)
+		if err == nil && res.total.Unreadable > 0 {
+			err = unreadableErr(res.total)
+		}
+		return err
 	}
 	res, err := ListNames(ctx, st, opts.Scope, opts.Limit, opts.Cursor, opts.All)
 	if artifacts.IsNotFound(err) && opts.Cursor == "" {
@@ -236,34 +251,28 @@ func listScopes(ctx context.Context, d deps, st artifacts.Store) (ScopeListResul
 			fmt.Errorf("the %s store cannot enumerate its scopes; give a scope with --app", st.Capabilities().Name))
 	}
 	res := ScopeListResult{Items: []ScopeItem{}}
-	unknown, problems := 0, 0
+	unknown := 0
 	err := w.Walk(ctx, func(u artifacts.ScopeUsage) error {
-		n := 0
+		var t artifacts.Tally
+		names := 0
 		for _, nu := range u.Names {
-			n += len(nu.Problems)
+			t.AddName(nu)
+			if len(nu.Records) > 0 {
+				names++
+			}
 		}
-		problems += n
+		res.total.Add(t)
 		if !u.Known {
-			if n == 0 {
+			if t.Problems+t.Unreadable == 0 {
 				return nil // emptied by deletes: only reservations are left
 			}
 			unknown++
-			d.Logger().Warn(fmt.Sprintf("a scope directory holds %d broken %s and no readable record, so it is not listed; run 'agentstore fs verify' for details",
-				n, plural(n, "version", "versions")), "hash", u.Hash)
+			d.Logger().Warn(fmt.Sprintf("a scope directory holds %d broken and %d unreadable %s and no readable record, so it is not listed; run 'agentstore fs verify' for details",
+				t.Problems, t.Unreadable, plural(t.Problems+t.Unreadable, "version", "versions")), "hash", u.Hash)
 			return nil
 		}
-		it := ScopeItem{Scope: ScopeJSON(u.Scope), Problems: n}
-		for _, nu := range u.Names {
-			if len(nu.Records) == 0 {
-				continue
-			}
-			it.Names++
-			it.Versions += len(nu.Records)
-			for _, r := range nu.Records {
-				it.Bytes += r.Size
-			}
-		}
-		res.Items = append(res.Items, it)
+		res.Items = append(res.Items, ScopeItem{Scope: ScopeJSON(u.Scope), Names: names, Versions: int(t.Versions),
+			Bytes: t.Bytes, Problems: t.Problems, Unreadable: t.Unreadable})
 		return nil
 	})
 	if err != nil {
@@ -277,9 +286,9 @@ func listScopes(ctx context.Context, d deps, st artifacts.Store) (ScopeListResul
 			strings.Compare(a.Scope.Kind, b.Scope.Kind),
 		)
 	})
-	if problems > 0 {
+	if res.total.Problems > 0 {
 		d.Logger().Warn(fmt.Sprintf("%d published %s broken; run 'agentstore fs verify' for details",
-			problems, plural(problems, "version is", "versions are")), "unlisted_scopes", unknown)
+			res.total.Problems, plural(res.total.Problems, "version is", "versions are")), "unlisted_scopes", unknown)
 	}
 	return res, nil
 }
@@ -299,4 +308,19 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// unreadableErr is the error of a listing that could not read some
+// versions: permission_denied or io_error (exit 1), after the output.
+func unreadableErr(t artifacts.Tally) error {
+	why := "input/output errors"
+	if t.UnreadableCode == artifacts.CodePermission {
+		why = "permission denied"
+	}
+	word := "versions"
+	if t.Unreadable == 1 {
+		word = "version"
+	}
+	return cmdutil.CodedError(string(t.UnreadableCode), fmt.Errorf("could not read %d %s (%s), left out of the counts above and not known to be corrupt: run as a user who can read the whole store, or see agentstore fs verify",
+		t.Unreadable, word, why))
 }

@@ -5,6 +5,7 @@ package fscmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
+	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
@@ -110,20 +112,62 @@ func corruptSection(ios *iostreams.IOStreams, st output.Styles, items []repair.C
 	}
 	fmt.Fprintf(w, "\n%s\n", st.Bad(fmt.Sprintf("%d corrupt %s:", len(items), plural(len(items), "version", "versions"))))
 	for _, c := range items {
-		who := c.Path
-		if c.Scope != nil && c.Name != "" {
-			who = fmt.Sprintf("%s %q v%d", c.Scope, c.Name, c.Version)
-		}
-		fmt.Fprintf(w, "  %s: %s\n", who, c.Reason)
-		if c.Path != "" && c.Scope != nil {
-			fmt.Fprintf(w, "    file: %s\n", c.Path)
-		}
-		if c.NextCommand != "" {
+		itemLines(w, c)
+		switch {
+		case c.NextCommand != "":
 			fmt.Fprintf(w, "    next: %s\n", c.NextCommand)
-		} else {
-			fmt.Fprintf(w, "    next: inspect %s by hand; its record does not name the artifact\n", c.Path)
+		case c.Code == artifacts.CodeUnsafeStore && c.Path == "":
+			fmt.Fprintf(w, "    next: inspect the file named above by hand and move it out of the store; the layout holds only regular files\n")
+		case c.Code == artifacts.CodeUnsafeStore:
+			fmt.Fprintf(w, "    next: inspect %s by hand and move it out of the store; the layout holds only regular files\n", output.Escape(c.Path))
+		case c.Scope != nil && c.Name != "" && c.Code == artifacts.CodeCorrupt:
+			fmt.Fprintf(w, "    next: inspect %s by hand: the record does not decode, so artifacts delete cannot plan it; restore it from a backup or move the version's files out of the store\n", output.Escape(c.Path))
+		default:
+			fmt.Fprintf(w, "    next: inspect %s by hand; its record does not name the artifact\n", output.Escape(c.Path))
 		}
 	}
+}
+
+// unreadableSection prints the versions that could not be checked.
+func unreadableSection(ios *iostreams.IOStreams, st output.Styles, items []repair.CorruptItem) {
+	w := ios.Out
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", st.Warn(fmt.Sprintf("could not check %d %s (not known to be corrupt):", len(items), plural(len(items), "version", "versions"))))
+	for _, c := range items {
+		itemLines(w, c)
+	}
+}
+
+// itemLines prints what an item concerns and why, every part escaped.
+func itemLines(w io.Writer, c repair.CorruptItem) {
+	who := output.Escape(c.Path)
+	if c.Scope != nil && c.Name != "" {
+		who = fmt.Sprintf("%s %q v%d", c.Scope, c.Name, c.Version)
+	}
+	fmt.Fprintf(w, "  %s: %s\n", who, output.Escape(c.Reason))
+	if c.Path != "" && c.Scope != nil && c.Name != "" {
+		fmt.Fprintf(w, "    file: %s\n", output.Escape(c.Path))
+	}
+}
+
+// unreadable is the error of a run that could not read some versions:
+// permission_denied or io_error (exit 1), never problems_found.
+func unreadable(items []repair.CorruptItem) error {
+	code := artifacts.CodeIO
+	for _, it := range items {
+		if it.Code == artifacts.CodePermission {
+			code = artifacts.CodePermission
+			break
+		}
+	}
+	why := "input/output errors"
+	if code == artifacts.CodePermission {
+		why = "permission denied"
+	}
+	return cmdutil.CodedError(string(code), fmt.Errorf("could not check %d %s (%s); they are not known to be corrupt: run as a user who can read the whole store",
+		len(items), plural(len(items), "version", "versions"), why))
 }
 
 func plural(n int, one, many string) string {

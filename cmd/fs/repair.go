@@ -24,6 +24,12 @@ import (
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
+// RepairStallAfter is how long a repair may go without progress (a name
+// directory scanned) before it stops renewing its lock's heartbeat: the
+// lock then goes stale six hours later instead of blocking every later
+// repair for as long as the stuck process lives.
+const RepairStallAfter = 30 * time.Minute
+
 // RepairOptions are the flags and dependencies of "fs repair".
 type RepairOptions struct {
 	IO       *iostreams.IOStreams
@@ -75,7 +81,9 @@ is safe while writers are active. --grace 0 removes fresh staged files too:
 use it only when no writer is running.
 
 Repair takes a lock, the file ` + LockFile + ` in the store's root (it
-records host, PID, start time and purpose). It goes stale after six hours
+records host, PID, start time and purpose). Its heartbeat is renewed while
+the scan makes progress; a repair that makes none for 30 minutes (stuck in a
+system call, say) stops renewing it. It goes stale after six hours
 without a heartbeat or when its process is gone from this host; a second
 repair while one runs exits with status 5 and touches nothing. A dry run
 only reads and takes no lock.
@@ -163,6 +171,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	// root directory untouched). A gs:// store is locked by an object
 	// beside its artifacts.
 	var beforeExecute func() error
+	var heldLock *lock.Lock
 	if !opts.DryRun && gst != nil {
 		release, err := repair.LockGCS(ctx, gst, "fs repair", 0)
 		if err != nil {
@@ -175,7 +184,9 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		}()
 	}
 	if !opts.DryRun && gst == nil {
-		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair"})
+		// The heartbeat is renewed only while the scan makes progress: a
+		// repair stuck for RepairStallAfter gives its lock up to go stale.
+		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair", StallAfter: RepairStallAfter})
 		if err != nil {
 			return cmdutil.LockHeld(err, "--store", u.Root)
 		}
@@ -190,7 +201,8 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		var cancel context.CancelFunc
 		ctx, cancel = l.Context(ctx)
 		defer cancel()
-		beforeExecute = l.Refresh
+		beforeExecute = func() error { l.Progress(); return l.Refresh() }
+		heldLock = l
 	}
 
 	grace := opts.Grace
@@ -200,12 +212,17 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	prog := output.NewProgress(opts.IO)
 	prog.Start("repair: scanned")
 	ropts := repair.Options{
-		Grace:         grace,
-		Limit:         opts.Limit,
-		DryRun:        opts.DryRun,
-		Now:           opts.Now,
-		StoreArg:      u.Root,
-		Progress:      func(n int64) { prog.Update(n, 0) },
+		Grace:    grace,
+		Limit:    opts.Limit,
+		DryRun:   opts.DryRun,
+		Now:      opts.Now,
+		StoreArg: u.Root,
+		Progress: func(n int64) {
+			if heldLock != nil {
+				heldLock.Progress()
+			}
+			prog.Update(n, 0)
+		},
 		BeforeExecute: beforeExecute,
 	}
 	var rep repair.Report

@@ -52,7 +52,12 @@ size and SHA-256 the record says. Payloads are streamed, a few at a time.
 (records are always all read); the seed is printed, and --seed repeats the
 same sample.
 
-Each corrupt version is listed with the exact command that deletes it.
+Each corrupt version is listed with the exact command that deletes it. A
+version that cannot be read (permission denied, an I/O error) is not
+corrupt: it is listed apart, as not checked, and the run exits with
+status 1 and code permission_denied or io_error. A layout file that is a
+symbolic link, a named pipe or another non-regular file is refused unread
+and reported (code unsafe_store).
 Verify only reads, takes no lock and may run while writers are active.
 
 With --metrics-file FILE it writes Prometheus textfile-collector metrics
@@ -76,7 +81,8 @@ atomically: last success time, duration, the counters and the exit status.`,
 			return runVerify(cmd.Context(), opts)
 		},
 	}
-	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions found`)
+	cmdutil.SetExitStatusNote(cmd, `1  also when some versions could not be read (permission_denied, io_error)
+3  corrupt versions found`)
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
 	fl := cmd.Flags()
 	fl.Float64Var(&opts.Sample, "sample", 100, "check the payloads of this `PERCENT` of the versions, picked at random")
@@ -144,6 +150,7 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		promfile.Gauge("checked_versions", "Versions whose payloads the last run read and checked.", float64(rep.Checked)),
 		promfile.Gauge("verified_bytes", "Payload bytes the last run read.", float64(rep.Bytes)),
 		promfile.Gauge("corrupt_versions", "Corrupt versions found by the last run.", float64(rep.Corrupt)),
+		promfile.Gauge("unreadable_versions", "Versions the last run could not read (permission or I/O errors), not known to be corrupt.", float64(rep.Unreadable)),
 		promfile.Gauge("sample_percent", "Share of versions whose payloads were checked, in percent.", rep.SamplePercent),
 	}
 	if opts.IO.ProgressEnabled() {
@@ -168,10 +175,15 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 			fmt.Fprintf(w, ", a %v%% sample with --seed %d", rep.SamplePercent, rep.Seed)
 		}
 		fmt.Fprintln(w)
-		if rep.Corrupt == 0 {
+		if rep.Corrupt == 0 && rep.Unreadable == 0 {
 			fmt.Fprintln(w, st.OK("no corrupt versions"))
 		}
 		corruptSection(opts.IO, st, rep.CorruptItems)
+		unreadableSection(opts.IO, st, rep.UnreadableItems)
+	}
+	if rep.Unreadable > 0 {
+		// An incomplete check is a failure (exit 1), whatever else it found.
+		return unreadable(rep.UnreadableItems)
 	}
 	if rep.Corrupt > 0 {
 		return problems(rep.Corrupt)

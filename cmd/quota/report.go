@@ -250,6 +250,15 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 			return err
 		}
 	}
+	if n := rep.Store.Unreadable; n > 0 {
+		// The report is incomplete: a failure (exit 1), not a finding.
+		why := "input/output errors"
+		if rep.Store.UnreadableCode == artifacts.CodePermission {
+			why = "permission denied"
+		}
+		return cmdutil.CodedError(string(rep.Store.UnreadableCode), fmt.Errorf("could not read %d %s (%s), left out of the counts and not known to be corrupt: run as a user who can read the whole store",
+			n, plural(n, "version", "versions"), why))
+	}
 	if rep.Over > 0 {
 		msg := fmt.Sprintf("%d %s above --fail-over %v%%", rep.Over, plural(rep.Over, "usage", "usages"), opts.FailOver)
 		if len(rep.OverItems) > 0 {

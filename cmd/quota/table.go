@@ -199,6 +199,9 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 	if s.Problems > 0 {
 		fmt.Fprintf(w, "%s\n", st.Warn(fmt.Sprintf("%d broken %s not counted; see agentstore fs verify", s.Problems, plural(s.Problems, "record", "records"))))
 	}
+	if s.Unreadable > 0 {
+		fmt.Fprintf(w, "%s\n", st.Warn(fmt.Sprintf("%d unreadable %s not counted (not known to be broken)", s.Unreadable, plural(s.Unreadable, "version", "versions"))))
+	}
 
 	if len(r.Scopes) > 0 {
 		fmt.Fprintln(w)

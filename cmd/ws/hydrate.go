@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
@@ -158,8 +159,8 @@ func refuseOverwrite(opts *HydrateOptions, cfg *cmdutil.Config, oe *workspace.Ov
 			fmt.Fprintf(w, "  ... and %d more\n", oe.Total-len(oe.Lost))
 		}
 	}
-	base := "agentstore ws --scratch " + shellQuote(cfg.Scratch) + " --store " + shellQuote(cfg.Store)
-	scope := " --app " + shellQuote(oe.Scope.App) + " --user " + shellQuote(oe.Scope.User) + " --session " + shellQuote(oe.Scope.Session)
+	base := "agentstore ws --scratch " + shell.Quote(cfg.Scratch) + " --store " + shell.Quote(cfg.Store)
+	scope := " --app " + shell.Quote(oe.Scope.App) + " --user " + shell.Quote(oe.Scope.User) + " --session " + shell.Quote(oe.Scope.Session)
 	version := " --version " + strconv.FormatInt(oe.Version, 10)
 	msg := fmt.Sprintf("%s\nnext: save it first: %s\nnext: restore beside it: %s\nnext: overwrite it (loses it): %s",
 		oe.Error(),

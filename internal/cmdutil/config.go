@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentstore/agentstore/internal/osutil"
 )
 
 // Output formats accepted by -o/--output.
@@ -56,6 +58,9 @@ const (
 )
 
 // fileKeys are the keys a config file may hold.
+// MaxConfigBytes is the largest config file read: a larger one is refused.
+const MaxConfigBytes = 1 << 20
+
 var fileKeys = []string{KeyStore, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat, KeySweepExclude}
 
 // Config is the resolved global settings of one invocation.
@@ -431,8 +436,15 @@ func osReason(err error) string {
 // readConfigFile reads and parses a YAML config file, refusing keys it
 // does not know.
 func readConfigFile(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
+	data, err := osutil.ReadSettingsFile(path, MaxConfigBytes)
 	if err != nil {
+		var nr *osutil.NotRegularError
+		switch {
+		case errors.As(err, &nr):
+			return nil, configErr("config file %s; it was not read: point --config at a regular file", nr.Error())
+		case errors.Is(err, osutil.ErrTooLarge):
+			return nil, configErr("config file %s is larger than %d bytes; it was not read", path, MaxConfigBytes)
+		}
 		return nil, configErr("config file %s cannot be read (%s); fix it or point --config elsewhere", path, osReason(err))
 	}
 	m := map[string]any{}

@@ -277,7 +277,8 @@ func PrintError(ios *iostreams.IOStreams, err error, jsonMode bool) {
 }
 
 func printText(w io.Writer, err error) {
-	msg := strings.TrimRight(err.Error(), "\n")
+	// Messages carry ids and names: nothing in them may drive the terminal.
+	msg := output.EscapeLines(strings.TrimRight(err.Error(), "\n"))
 	fmt.Fprintf(w, "agentstore: %s\n", msg)
 	if ExitCode(err) != ExitUsage {
 		return

@@ -80,6 +80,13 @@ type Options struct {
 	// (default DefaultRefreshInterval). Negative turns the background
 	// refresh off (call Refresh yourself).
 	RefreshInterval time.Duration
+	// StallAfter, when positive, ties the background refresh to the
+	// holder's progress: once Progress has not been called for
+	// StallAfter, the refresher stops renewing the heartbeat and marks the
+	// lock lost (cancelling its Context). A holder stuck in a call that
+	// never returns then leaves a lock that goes stale StaleAfter later,
+	// instead of keeping every later run out forever.
+	StallAfter time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -127,6 +134,7 @@ type Lock struct {
 	tookOver *State
 
 	mu       sync.Mutex
+	progress time.Time // last Progress, for StallAfter
 	released bool
 	lostErr  error
 	lost     chan struct{}
@@ -195,6 +203,7 @@ func Acquire(path string, opts Options) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	l.progress = opts.Now()
 	if opts.RefreshInterval > 0 {
 		go l.refresher()
 	} else {
@@ -266,7 +275,11 @@ func (l *Lock) markLost(err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lostErr == nil {
-		l.lostErr = fmt.Errorf("%w: %s: %v", ErrLost, l.path, err)
+		if errors.Is(err, ErrStalled) {
+			l.lostErr = fmt.Errorf("%w: %s: %w", ErrLost, l.path, err)
+		} else {
+			l.lostErr = fmt.Errorf("%w: %s: %v", ErrLost, l.path, err)
+		}
 		close(l.lost)
 	}
 }
@@ -296,6 +309,30 @@ func (l *Lock) Refresh() error {
 	return nil
 }
 
+// Progress tells the lock its holder is still making progress (see
+// Options.StallAfter). It is cheap: call it from a progress callback.
+func (l *Lock) Progress() {
+	now := l.opts.Now()
+	l.mu.Lock()
+	l.progress = now
+	l.mu.Unlock()
+}
+
+// ErrStalled is wrapped by Err when the lock was given up because its
+// holder showed no progress for Options.StallAfter.
+var ErrStalled = errors.New("no progress")
+
+// stalled reports whether the holder has shown no progress for StallAfter.
+func (l *Lock) stalled() bool {
+	if l.opts.StallAfter <= 0 {
+		return false
+	}
+	l.mu.Lock()
+	last := l.progress
+	l.mu.Unlock()
+	return l.opts.Now().Sub(last) > l.opts.StallAfter
+}
+
 // check reads the lock file and makes sure it holds this holder's token.
 func (l *Lock) check() error {
 	cur, err := read(l.path)
@@ -317,6 +354,11 @@ func (l *Lock) refresher() {
 		case <-l.stop:
 			return
 		case <-t.C:
+			if l.stalled() {
+				// Stop renewing: the heartbeat ages and the lock goes stale.
+				l.markLost(fmt.Errorf("%w for %s: the heartbeat is no longer renewed", ErrStalled, l.opts.StallAfter))
+				return
+			}
 			if l.Refresh() != nil {
 				return
 			}
@@ -360,7 +402,9 @@ type current struct {
 
 func read(path string) (current, error) {
 	var c current
-	f, err := os.Open(path)
+	// A named pipe or symbolic link planted as the lock file is refused
+	// unread instead of hanging every later run.
+	f, err := osutil.OpenRegular(path)
 	if err != nil {
 		return c, err
 	}

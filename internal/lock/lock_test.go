@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -337,4 +338,90 @@ func TestConcurrentAcquire(t *testing.T) {
 		t.Fatalf("%d holders", ok)
 	}
 	(<-locks).Release()
+}
+
+// TestStalledHolderStopsRefreshing: a holder that shows no progress for
+// StallAfter stops renewing the heartbeat, loses the lock (its context is
+// cancelled) and the lock then goes stale for the next run; a holder that
+// calls Progress keeps it.
+func TestStalledHolderStopsRefreshing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	l, err := Acquire(path, Options{RefreshInterval: time.Millisecond, StallAfter: time.Hour, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	ctx, cancel := l.Context(context.Background())
+	defer cancel()
+	advance(59 * time.Minute)
+	if l.stalled() {
+		t.Fatal("stalled within StallAfter")
+	}
+	l.Progress()
+	advance(59 * time.Minute)
+	if l.stalled() {
+		t.Fatal("stalled although Progress was called")
+	}
+	advance(2 * time.Minute)
+	if !l.stalled() {
+		t.Fatal("not stalled after StallAfter without progress")
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stalled holder kept its lock")
+	}
+	if !errors.Is(context.Cause(ctx), ErrStalled) || !errors.Is(context.Cause(ctx), ErrLost) {
+		t.Fatalf("cause %v", context.Cause(ctx))
+	}
+	// The heartbeat is no longer renewed: set it back, and nothing moves
+	// it; once StaleAfter has passed, the next run takes the lock over.
+	old := time.Now().Add(-7 * time.Hour)
+	os.Chtimes(path, old, old)
+	<-l.done // the refresher has stopped
+	fi, _ := os.Stat(path)
+	if !fi.ModTime().Equal(old) {
+		t.Fatalf("heartbeat renewed after the stall: %v", fi.ModTime())
+	}
+	next, err := Acquire(path, Options{RefreshInterval: -1})
+	if err != nil {
+		t.Fatalf("the next run could not take over the stalled lock: %v", err)
+	}
+	next.Release()
+}
+
+func TestNoStallWithoutStallAfter(t *testing.T) {
+	now := time.Now()
+	l, err := Acquire(filepath.Join(t.TempDir(), "x.lock"), Options{RefreshInterval: -1, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	now = now.Add(1000 * time.Hour)
+	if l.stalled() {
+		t.Fatal("stalled without StallAfter")
+	}
+}
+
+// TestPlantedLockFile: a named pipe or a symbolic link in the lock file's
+// place is refused at once, unread, with an error naming it.
+func TestPlantedLockFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.lock")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.lock")
+	os.WriteFile(filepath.Join(dir, "target"), []byte(`{"pid":1,"token":"x"}`), 0o600)
+	os.Symlink(filepath.Join(dir, "target"), link)
+	for path, kind := range map[string]string{fifo: "a named pipe (FIFO)", link: "a symbolic link"} {
+		_, err := Acquire(path, Options{RefreshInterval: -1})
+		if err == nil || !strings.Contains(err.Error(), path+" is "+kind+", not a regular file") {
+			t.Errorf("Acquire over %s: %v", kind, err)
+		}
+	}
 }

@@ -3,7 +3,7 @@
 package osutil
 
 import (
-	"io"
+	"io/fs"
 	"os"
 )
 
@@ -46,20 +46,27 @@ func Device(fi os.FileInfo) uint64 { return 0 }
 // Links reports that the link count is not known here.
 func Links(fi os.FileInfo) (n uint64, ok bool) { return 0, false }
 
-// ReadFileMax reads a small file whole; a file of more than max bytes
-// gives ErrTooLarge.
+// openDirectory makes an open fail unless the path is a directory.
+const openDirectory = 0
+
+// refuseLink refuses a symbolic link at path: there is no O_NOFOLLOW here.
+func refuseLink(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return nil
+}
+
+// notRegular returns err unchanged.
+func notRegular(path string, err error) error { return err }
+
+// ReadFileMax reads a small regular file whole (see OpenRegular); a file
+// of more than max bytes gives ErrTooLarge.
 func ReadFileMax(path string, max int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > max {
-		return nil, ErrTooLarge
-	}
-	return b, nil
+	return readAllMax(f, max)
 }

@@ -4,6 +4,7 @@ package osutil
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -80,23 +81,51 @@ func Links(fi os.FileInfo) (n uint64, ok bool) {
 	return 0, false
 }
 
-// ReadFileMax reads a small file whole with plain system calls (the os
-// package's file set-up is most of the cost of reading a 300-byte file).
-// A file of more than max bytes gives ErrTooLarge.
+// openDirectory makes an open fail unless the path is a directory.
+const openDirectory = syscall.O_DIRECTORY
+
+// refuseLink does nothing here: O_NOFOLLOW refuses the link at open.
+func refuseLink(string) error { return nil }
+
+// notRegular turns the ELOOP that O_NOFOLLOW gives for a symbolic link
+// into a *NotRegularError; other errors are returned unchanged.
+func notRegular(path string, err error) error {
+	if !errors.Is(err, syscall.ELOOP) {
+		return err
+	}
+	if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return err
+}
+
+// ReadFileMax reads a small regular file whole with plain system calls
+// (the os package's file set-up is most of the cost of reading a 300-byte
+// file). It opens like OpenRegular: a symbolic link, named pipe, device or
+// anything else that is not a regular file gives a *NotRegularError and is
+// never read from, so it cannot block. A file of more than max bytes gives
+// ErrTooLarge.
 func ReadFileMax(path string, max int) ([]byte, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, notRegular(path, &os.PathError{Op: "open", Path: path, Err: err})
 	}
 	defer syscall.Close(fd)
-	b := make([]byte, 0, 1024)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, &NotRegularError{Path: path, Mode: modeType(uint32(st.Mode))}
+	}
+	b := make([]byte, 0, min(1024, max+1))
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -116,4 +145,23 @@ func ReadFileMax(path string, max int) ([]byte, error) {
 			return nil, ErrTooLarge
 		}
 	}
+}
+
+// modeType converts the file type bits of a stat mode to an fs.FileMode.
+func modeType(m uint32) fs.FileMode {
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFLNK:
+		return fs.ModeSymlink
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }

@@ -3,13 +3,16 @@ package output
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/mattn/go-runewidth"
 
 	"github.com/agentstore/agentstore/internal/iostreams"
+	"github.com/agentstore/agentstore/internal/shell"
 )
 
 // TimeLayout is RFC 3339 in UTC with milliseconds, the layout of every time
@@ -155,22 +158,53 @@ func Truncate(s string, width int) string {
 	return head.String() + Ellipsis + string(runes[j:])
 }
 
-// sanitize replaces control characters (newlines, tabs, escapes) with
-// visible escapes so a cell occupies exactly one line.
-func sanitize(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
+// sanitize replaces control characters (newlines, tabs, escapes),
+// bidirectional overrides and other invisible format characters, and
+// invalid UTF-8 with visible escapes, so a cell occupies exactly one line
+// and shows what it holds.
+func sanitize(s string) string { return Escape(s) }
+
+// Escape makes s safe to print on a terminal, on one line: every character
+// a terminal would act on or that would hide or reorder text (see
+// shell.Hidden: ESC, BEL, newlines, C0 and C1 controls, U+202E and the
+// other bidirectional controls) and every byte that is not valid UTF-8 is
+// replaced by a Go escape (\x1b, \n, \u202e). Other text is unchanged.
+// Every id, name, path and reason the command line prints goes through it
+// (tables do it themselves).
+func Escape(s string) string {
+	if !shell.NeedsEscape(s) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
-			q := fmt.Sprintf("%q", string(r))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case shell.Hidden(r):
+			q := strconv.QuoteRuneToASCII(r)
 			b.WriteString(q[1 : len(q)-1])
-			continue
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
+		i += n
 	}
 	return b.String()
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+// EscapeLines is Escape for a message of several lines: newlines and tabs
+// are kept, everything else Escape replaces is replaced.
+func EscapeLines(s string) string {
+	if !shell.NeedsEscape(s) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		parts := strings.Split(l, "\t")
+		for j, p := range parts {
+			parts[j] = Escape(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
+	}
+	return strings.Join(lines, "\n")
+}

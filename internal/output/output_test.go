@@ -2,6 +2,8 @@ package output
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -251,5 +253,50 @@ func TestProgress(t *testing.T) {
 		"\rsnapshot: 12 files, 1.5 KiB\n"
 	if b.String() != want {
 		t.Errorf("progress = %q, want %q", b.String(), want)
+	}
+}
+
+// TestJSONEscapesHidden: DEL, C1 controls and bidirectional controls are
+// written as \u escapes, and the value decodes back unchanged.
+func TestJSONEscapesHidden(t *testing.T) {
+	in := map[string]string{"name": "a\x7fb\u009bc\u202ed\U000E0001e\x1bf ü"}
+	for _, write := range []func(io.Writer, any) error{JSON, JSONLine} {
+		var buf bytes.Buffer
+		if err := write(&buf, in); err != nil {
+			t.Fatal(err)
+		}
+		got := buf.String()
+		for _, raw := range []string{"\x7f", "\u009b", "\u202e", "\U000E0001", "\x1b"} {
+			if strings.Contains(got, raw) {
+				t.Errorf("%q holds %q raw", got, raw)
+			}
+		}
+		if !strings.Contains(got, `a\u007fb\u009bc\u202ed\udb40\udc01e\u001bf ü`) {
+			t.Errorf("escapes: %s", got)
+		}
+		var back map[string]string
+		if err := json.Unmarshal(buf.Bytes(), &back); err != nil || back["name"] != in["name"] {
+			t.Errorf("round trip: %q %v", back["name"], err)
+		}
+	}
+}
+
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain ü 中":    "plain ü 中",
+		"a\x1b[2Jb":    `a\x1b[2Jb`,
+		"bell\a":       `bell\a`,
+		"x\nnext: y":   `x\nnext: y`,
+		"rtl\u202eexe": `rtl\u202eexe`,
+		"c1\u009b":     `c1\u009b`,
+		"bad\xff":      `bad\xff`,
+		"sep\u2028":    `sep\u2028`,
+	} {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := EscapeLines("line one\x1b\n\tline two\u202e"); got != "line one\\x1b\n\tline two\\u202e" {
+		t.Errorf("EscapeLines: %q", got)
 	}
 }

@@ -184,4 +184,10 @@ type Problem struct {
 	Version int64  `json:"version"`
 	Path    string `json:"path"`
 	Reason  string `json:"reason"`
+	// Code classifies the problem (see ProblemCode): CodeCorrupt (the
+	// bytes were read and are wrong; an empty Code means the same),
+	// CodeUnsafeStore (a file of the layout is a symbolic link, a named
+	// pipe or another non-regular file, and was not read), or CodePermission
+	// and CodeIO (it could not be read: unreadable, not known to be broken).
+	Code Code `json:"code,omitempty"`
 }

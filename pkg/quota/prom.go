@@ -49,6 +49,7 @@ func (r *Report) metrics(opts PromOptions) []promfile.Metric {
 		g("store_versions", "Published versions in the store.", float64(r.Store.Versions), st),
 		g("store_bytes", "Payload bytes of the published versions in the store.", float64(r.Store.Bytes), st),
 		g("store_problems", "Records the walk found broken.", float64(r.Store.Problems), st),
+		g("store_unreadable", "Versions the walk could not read (permission or I/O errors).", float64(r.Store.Unreadable), st),
 		g("warnings", "Rows (store, scopes, workspaces) at or above the warn threshold.", float64(r.Warnings), st),
 		g("over_fail_threshold", "Rows (store, scopes, workspaces) above the --fail-over threshold.", float64(r.Over), st),
 		g("report_timestamp_seconds", "Unix time the report was made.", float64(r.GeneratedAt.UnixMilli())/1000, st),

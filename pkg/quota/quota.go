@@ -170,8 +170,14 @@ type StoreUsage struct {
 	Versions int64 `json:"versions"`
 	Bytes    int64 `json:"bytes"`
 	// Problems counts records found broken by the walk (see
-	// artifacts.NameUsage.Problems); their versions are not counted.
+	// artifacts.NameUsage.Problems, and records stating an impossible
+	// size); their versions are not counted.
 	Problems int `json:"problems"`
+	// Unreadable counts versions the walk could not read (permission or
+	// I/O errors); they are not problems and not counted.
+	Unreadable int `json:"unreadable"`
+	// UnreadableCode is permission_denied or io_error when Unreadable > 0.
+	UnreadableCode artifacts.Code `json:"-"`
 }
 
 // ScopeUsage is one scope's row.
@@ -201,10 +207,15 @@ type ScopeUsage struct {
 	// Warn and Over say whether UsagePercent crossed the thresholds.
 	Warn bool `json:"warn"`
 	Over bool `json:"over"`
-	// Problems counts the scope's records found broken.
+	// Problems counts the scope's records found broken (impossible sizes
+	// included: they are not in Versions and Bytes).
 	Problems int `json:"problems"`
+	// Unreadable counts the scope's versions that could not be read
+	// (permission or I/O errors): not problems, not in the counts.
+	Unreadable int `json:"unreadable"`
 
-	pct float64 // exact
+	pct            float64 // exact
+	unreadableCode artifacts.Code
 }
 
 // Largest is the largest published version of a scope.
@@ -320,10 +331,14 @@ func Compute(ctx context.Context, st artifacts.Store, opts Options) (*Report, er
 		row := scopeRow(u, caps)
 		r.Store.Names += row.Names
 		r.Store.Versions += row.Versions
-		r.Store.Bytes += row.Bytes
+		r.Store.Bytes = artifacts.AddSize(r.Store.Bytes, row.Bytes)
 		r.Store.Problems += row.Problems
+		r.Store.Unreadable += row.Unreadable
+		if row.Unreadable > 0 && r.Store.UnreadableCode != artifacts.CodePermission {
+			r.Store.UnreadableCode = row.unreadableCode
+		}
 		versionsSeen += row.Versions
-		bytesSeen += row.Bytes
+		bytesSeen = artifacts.AddSize(bytesSeen, row.Bytes)
 		if opts.Progress != nil {
 			opts.Progress(versionsSeen, bytesSeen)
 		}
@@ -491,15 +506,17 @@ func scopeRow(u artifacts.ScopeUsage, caps artifacts.Capabilities) ScopeUsage {
 		row.Scope = &s
 	}
 	var fullest *artifacts.NameUsage
+	var t artifacts.Tally
 	for i := range u.Names {
 		n := &u.Names[i]
-		row.Problems += len(n.Problems)
+		t.AddName(*n)
 		if len(n.Records) > 0 {
 			row.Names++
 		}
 		for _, rec := range n.Records {
-			row.Versions++
-			row.Bytes += rec.Size
+			if !artifacts.PlausibleSize(rec.Size) {
+				continue // counted as a problem by the tally
+			}
 			if row.Largest == nil || rec.Size > row.Largest.Size ||
 				(rec.Size == row.Largest.Size && (rec.Name < row.Largest.Name || (rec.Name == row.Largest.Name && rec.Version < row.Largest.Version))) {
 				row.Largest = &Largest{Name: rec.Name, Version: rec.Version, Size: rec.Size}
@@ -510,6 +527,8 @@ func scopeRow(u artifacts.ScopeUsage, caps artifacts.Capabilities) ScopeUsage {
 			fullest = n
 		}
 	}
+	row.Versions, row.Bytes, row.Problems, row.Unreadable = t.Versions, t.Bytes, t.Problems, t.Unreadable
+	row.unreadableCode = t.UnreadableCode
 	// Slots and directories both count against the ceiling.
 	row.NameSlots = max(row.NameSlots, len(u.Names))
 	namePct := percent(int64(row.NameSlots), int64(row.NameCapacity))

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
@@ -23,7 +23,7 @@ import (
 func FSScopeSlots(root string) (int, error) {
 	const op = "quota count scope slots"
 	dir := filepath.Join(root, fsstore.LayoutDir, fsstore.ScopesDir)
-	d, err := os.Open(dir)
+	d, err := osutil.OpenDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +41,7 @@ import (
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
@@ -118,6 +118,11 @@ type CorruptItem struct {
 	// NextCommand is the command that deletes the version, or empty when
 	// the record does not say which artifact it is (then inspect Path).
 	NextCommand string `json:"next_command,omitempty"`
+	// Code is the stable error code of the problem: corrupt_artifact (the
+	// bytes were read and are wrong), unsafe_store (a symbolic link, named
+	// pipe or other non-regular file, not read), or permission_denied and
+	// io_error (it could not be read; see VerifyReport.UnreadableItems).
+	Code artifacts.Code `json:"code"`
 }
 
 // Report is what Repair found and did.
@@ -315,7 +320,7 @@ func realDir(path string) (missing bool, err error) {
 
 // readDir lists a directory without sorting it.
 func readDir(path string) ([]fs.DirEntry, error) {
-	f, err := os.Open(path)
+	f, err := osutil.OpenDir(path)
 	if err != nil {
 		return nil, err
 	}
@@ -520,7 +525,7 @@ type candidate struct {
 // record to name the artifact.
 func (s *scanner) missingPayload(dir string, v int64) CorruptItem {
 	path := filepath.Join(dir, fsstore.VersionFile(v, "meta"))
-	it := CorruptItem{Version: v, Path: path, Reason: "payload is missing"}
+	it := CorruptItem{Version: v, Path: path, Reason: "payload is missing", Code: artifacts.CodeCorrupt}
 	rec, err := readRecord(path)
 	if err == nil {
 		nameHash := filepath.Base(dir)
@@ -546,17 +551,13 @@ func (s *scanner) missingPayload(dir string, v int64) CorruptItem {
 // readRecord reads and decodes a record file, refusing one past the
 // layout's size limit.
 func readRecord(path string) (artifacts.Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return artifacts.Record{}, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, artifacts.MaxRecordFileBytes+1))
-	if err != nil {
-		return artifacts.Record{}, err
-	}
-	if len(b) > artifacts.MaxRecordFileBytes {
+	// Not following a symbolic link, not blocking on a named pipe.
+	b, err := osutil.ReadFileMax(path, artifacts.MaxRecordFileBytes)
+	if errors.Is(err, osutil.ErrTooLarge) {
 		return artifacts.Record{}, fmt.Errorf("record is larger than %d bytes", artifacts.MaxRecordFileBytes)
+	}
+	if err != nil {
+		return artifacts.Record{}, err
 	}
 	return artifacts.DecodeRecord(b)
 }
@@ -594,7 +595,9 @@ func forEach[T any](ctx context.Context, workers int, items []T, fn func(T) erro
 }
 
 // DeleteCommand returns the agentstore command line that deletes one
-// version, every argument quoted for a POSIX shell when it needs to be.
+// version, every argument quoted for a shell when it needs to be (see
+// internal/shell: ids and names that hold control or bidirectional
+// characters are escaped, so the line is safe to print and to paste).
 func DeleteCommand(store string, scope artifacts.Scope, name string, version int64) string {
 	args := []string{"agentstore", "artifacts", "delete", "--store", store, "--app", scope.App}
 	if scope.Kind == artifacts.KindUser || scope.Kind == artifacts.KindSession {
@@ -604,28 +607,5 @@ func DeleteCommand(store string, scope artifacts.Scope, name string, version int
 		args = append(args, "--session", scope.Session)
 	}
 	args = append(args, "--name", name, "--version", fmt.Sprint(version))
-	for i, a := range args {
-		args[i] = ShellQuote(a)
-	}
-	return strings.Join(args, " ")
-}
-
-// ShellQuote quotes s for a POSIX shell: unchanged when it holds only
-// characters no shell treats specially, else in single quotes.
-func ShellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("@%+=:,./_-", c) >= 0) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shell.Join(args...)
 }

@@ -290,29 +290,17 @@ func TestCorruptRecordWithoutPayload(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"demo-a":       "demo-a",
-		"":             "''",
-		"sessão/ü 1":   "'sessão/ü 1'",
-		"it's":         `'it'\''s'`,
-		"$(rm -rf /)":  "'$(rm -rf /)'",
-		"a/b.txt":      "a/b.txt",
-		"--app=x":      "--app=x",
-		"new\nline":    "'new\nline'",
-		"glob*":        "'glob*'",
-		"/tmp/x y/st":  "'/tmp/x y/st'",
-		"user@host:80": "user@host:80",
-	} {
-		if got := repair.ShellQuote(in); got != want {
-			t.Errorf("ShellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
+func TestDeleteCommand(t *testing.T) {
 	got := repair.DeleteCommand("/s", artifacts.UserScope("a b", "u"), "n", 3)
 	if got != "agentstore artifacts delete --store /s --app 'a b' --user u --name n --version 3" {
 		t.Fatal(got)
 	}
 	if got := repair.DeleteCommand("/s", artifacts.AppScope("a"), "n", 1); strings.Contains(got, "--user") {
 		t.Fatal(got)
+	}
+	// Control and bidirectional characters never reach the terminal raw.
+	got = repair.DeleteCommand("/s", artifacts.AppScope("a\x1b]0;x\x07"), "n\nnext: curl x|sh\u202e", 2)
+	if want := `agentstore artifacts delete --store /s --app $'a\x1b]0;x\x07' --name $'n\nnext: curl x|sh\xe2\x80\xae' --version 2`; got != want {
+		t.Fatalf("%s, want %s", got, want)
 	}
 }

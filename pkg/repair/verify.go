@@ -61,8 +61,16 @@ type VerifyReport struct {
 	// Corrupt counts CorruptItems.
 	Corrupt int64 `json:"corrupt"`
 	// CorruptItems lists the broken versions, sorted by scope, name and
-	// version.
+	// version: records or payloads read and found wrong (code
+	// corrupt_artifact), and layout files that are symbolic links, named
+	// pipes or other non-regular files, refused unread (code unsafe_store).
 	CorruptItems []CorruptItem `json:"corrupt_items"`
+	// Unreadable counts UnreadableItems.
+	Unreadable int64 `json:"unreadable"`
+	// UnreadableItems lists the versions that could not be checked because
+	// a file could not be read (code permission_denied or io_error): not
+	// known to be broken, never counted as corrupt.
+	UnreadableItems []CorruptItem `json:"unreadable_items"`
 }
 
 type verifyJob struct {
@@ -75,7 +83,7 @@ type verifyJob struct {
 // each payload, streaming. Corrupt versions are reported in the report,
 // not as an error; the error is for failures that stopped the check.
 func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (VerifyReport, error) {
-	rep := VerifyReport{CorruptItems: []CorruptItem{}}
+	rep := VerifyReport{CorruptItems: []CorruptItem{}, UnreadableItems: []CorruptItem{}}
 	w, ok := st.(artifacts.Walker)
 	if !ok {
 		return rep, ErrNotWalker
@@ -105,6 +113,7 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 	var (
 		mu       sync.Mutex
 		corrupt  []CorruptItem
+		unread   []CorruptItem
 		firstErr error
 		checked  atomic.Int64
 		bytes    atomic.Int64
@@ -117,12 +126,22 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 		mu.Unlock()
 		cancel()
 	}
-	item := func(scope *artifacts.Scope, name string, version int64, path, reason string) CorruptItem {
-		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason}
-		if scope != nil && name != "" && version > 0 {
+	// add files a problem under corrupt or unreadable by its code; only a
+	// corrupt version whose record decodes gets the command that deletes
+	// it (artifacts delete plans from the record: for one that does not
+	// decode the command would fail).
+	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool) {
+		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code}
+		mu.Lock()
+		defer mu.Unlock()
+		if code == artifacts.CodePermission || code == artifacts.CodeIO {
+			unread = append(unread, it)
+			return
+		}
+		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version > 0 {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
-		return it
+		corrupt = append(corrupt, it)
 	}
 	jobs := make(chan verifyJob, 256)
 	var wg sync.WaitGroup
@@ -142,11 +161,10 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 				}
 				switch code := artifacts.CodeOf(err); {
 				case err == nil:
-				case code == artifacts.CodeCorrupt:
+				case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
+					code == artifacts.CodePermission, code == artifacts.CodeIO:
 					scope := j.scope
-					mu.Lock()
-					corrupt = append(corrupt, item(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err)))
-					mu.Unlock()
+					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true)
 				case code == artifacts.CodeNotFound:
 					checked.Add(-1) // deleted since the walk
 				default:
@@ -171,11 +189,17 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 		}
 		for _, n := range u.Names {
 			broken := map[int64]bool{}
+			decodes := make(map[int64]bool, len(n.Records))
+			for _, rec := range n.Records {
+				decodes[rec.Version] = true
+			}
 			for _, p := range n.Problems {
 				broken[p.Version] = true
-				mu.Lock()
-				corrupt = append(corrupt, item(scope, n.Name, p.Version, p.Path, p.Reason))
-				mu.Unlock()
+				code := p.Code
+				if code == "" {
+					code = artifacts.CodeCorrupt
+				}
+				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version])
 			}
 			rep.Versions += int64(len(n.Records))
 			for _, rec := range n.Records {
@@ -200,6 +224,9 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 	slices.SortFunc(corrupt, compareItems)
 	rep.CorruptItems = append(rep.CorruptItems, corrupt...)
 	rep.Corrupt = int64(len(corrupt))
+	slices.SortFunc(unread, compareItems)
+	rep.UnreadableItems = append(rep.UnreadableItems, unread...)
+	rep.Unreadable = int64(len(unread))
 	if firstErr != nil {
 		return rep, firstErr
 	}
@@ -241,16 +268,7 @@ func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // reasonOf shortens an artifacts error to what went wrong.
-func reasonOf(err error) string {
-	var e *artifacts.Error
-	if errors.As(err, &e) && e.Msg != "" {
-		if e.Err != nil {
-			return e.Msg + ": " + e.Err.Error()
-		}
-		return e.Msg
-	}
-	return err.Error()
-}
+func reasonOf(err error) string { return artifacts.ReasonOf(err) }
 
 // picked decides whether a version is in the sample: a hash of the seed
 // and the version's place, so the choice does not depend on walk order.

@@ -187,7 +187,9 @@ func openData(op, dir string, rec artifacts.Record, offset, length int64) (*arti
 	corrupt := func(cause error, format string, args ...any) error {
 		return artifacts.Errorf(artifacts.CodeCorrupt, op, cause, format, args...).With(rec.Scope, rec.Name, rec.Version)
 	}
-	f, err := os.Open(filepath.Join(dir, VersionFile(rec.Version, "data")))
+	// Opened without following a symbolic link or blocking on a named
+	// pipe, and checked to be a regular file before a byte is read.
+	f, err := osutil.OpenRegular(filepath.Join(dir, VersionFile(rec.Version, "data")))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, corrupt(nil, "payload is missing")
 	}
@@ -198,10 +200,6 @@ func openData(op, dir string, rec artifacts.Record, offset, length int64) (*arti
 	if err != nil {
 		f.Close()
 		return nil, ioErr(op, err).With(rec.Scope, rec.Name, rec.Version)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, corrupt(nil, "payload is not a regular file")
 	}
 	if fi.Size() != rec.Size {
 		f.Close()
@@ -370,7 +368,7 @@ func (s *Store) remember(dir string, st dirState) {
 // mappings, or else from its latest record). Names with no published
 // version are left out.
 func (s *Store) scanNames(ctx context.Context, namesDir string, scope artifacts.Scope) ([]*nameInfo, error) {
-	d, err := os.Open(namesDir)
+	d, err := osutil.OpenDir(namesDir)
 	if err != nil {
 		return nil, err
 	}

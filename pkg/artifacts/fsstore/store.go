@@ -152,7 +152,13 @@ func ioErr(op string, err error) *artifacts.Error {
 	if errors.As(err, &e) {
 		return e
 	}
+	var nr *osutil.NotRegularError
+	var nd *osutil.NotDirError
 	switch {
+	case errors.As(err, &nr):
+		return artifacts.Errorf(artifacts.CodeUnsafeStore, op, nil, "%s (the layout holds only regular files; it was not read)", nr.Error())
+	case errors.As(err, &nd):
+		return artifacts.Errorf(artifacts.CodeUnsafeStore, op, nil, "%s", nd.Error())
 	case errors.Is(err, fs.ErrPermission):
 		return artifacts.Errorf(artifacts.CodePermission, op, err, "")
 	case errors.Is(err, fs.ErrNotExist):
@@ -253,7 +259,7 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 // readNames lists the names in a directory, unsorted: cheaper than
 // os.ReadDir for the large slot directories, which need only names.
 func readNames(dir string) ([]string, error) {
-	d, err := os.Open(dir)
+	d, err := osutil.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +475,7 @@ func (s *Store) ownsOrphan(parent, hash, prefix string, used map[int]bool, dirs 
 	s.mu.Unlock()
 	found := false
 	for _, k := range unread {
-		b, err := os.ReadFile(filepath.Join(parent, SlotFile(prefix, k)))
+		b, err := osutil.ReadFileMax(filepath.Join(parent, SlotFile(prefix, k)), 64)
 		if err != nil || !IsHash(string(b)) {
 			continue // being written: read it again next time
 		}

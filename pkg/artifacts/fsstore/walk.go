@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -17,7 +18,7 @@ import (
 // missing, as Problems.
 func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) error {
 	const op = "walk"
-	entries, err := os.ReadDir(s.scopes)
+	entries, err := readDirSorted(s.scopes)
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -52,7 +53,7 @@ func (s *Store) walkScope(ctx context.Context, hash string) (artifacts.ScopeUsag
 	if err := checkDir(op, namesDir, true); err != nil {
 		return u, err
 	}
-	entries, err := os.ReadDir(namesDir)
+	entries, err := readDirSorted(namesDir)
 	if os.IsNotExist(err) {
 		return u, nil
 	}
@@ -83,7 +84,8 @@ func (s *Store) walkScope(ctx context.Context, hash string) (artifacts.ScopeUsag
 		dir := filepath.Join(namesDir, n.Hash)
 		sc, err := scanNameDir(dir, true)
 		if err != nil {
-			n.Problems = append(n.Problems, artifacts.Problem{Path: dir, Reason: err.Error()})
+			err = ioErr(op, err)
+			n.Problems = append(n.Problems, artifacts.Problem{Path: dir, Reason: err.Error(), Code: artifacts.ProblemCode(err)})
 			return
 		}
 		n.Reservations = sc.reservations
@@ -104,14 +106,14 @@ func (s *Store) walkScope(ctx context.Context, hash string) (artifacts.ScopeUsag
 				if artifacts.IsNotFound(err) {
 					continue // deleted since the scan
 				}
-				n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: path, Reason: err.Error()})
+				n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: path, Reason: artifacts.ReasonOf(err), Code: artifacts.ProblemCode(err)})
 				continue
 			}
 			// A listing taken while a writer renames the payload and then the
 			// record into place can miss the payload: ask for it by name
 			// before reporting it missing.
 			if !sc.data[v] && !exists(filepath.Join(dir, VersionFile(v, "data"))) {
-				n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: filepath.Join(dir, VersionFile(v, "data")), Reason: "payload is missing"})
+				n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: filepath.Join(dir, VersionFile(v, "data")), Reason: "payload is missing", Code: artifacts.CodeCorrupt})
 			}
 			n.Name = rec.Name
 			n.Records = append(n.Records, rec)
@@ -146,4 +148,17 @@ func (s *Store) ListScopes(ctx context.Context) ([]artifacts.Scope, error) {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// readDirSorted lists a directory sorted by name, refusing a symbolic link
+// or a named pipe in its place (see osutil.OpenDir).
+func readDirSorted(path string) ([]fs.DirEntry, error) {
+	d, err := osutil.OpenDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return cmpString(a.Name(), b.Name()) })
+	return entries, err
 }

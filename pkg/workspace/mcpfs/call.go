@@ -191,10 +191,6 @@ func (c *call) message(err error) string {
 			return p + ": the path leads outside its root through a symbolic link; links are not followed"
 		}
 		return p + ": permission denied"
-	case artifacts.CodeConflict:
-		if errors.Is(ae.Err, fs.ErrExist) {
-			return p + " already exists"
-		}
 	}
 	return fmt.Sprintf("%s: %s", p, plainCause(ae.Err))
 }

@@ -178,7 +178,7 @@ func (e *env) mustFail(tool string, args map[string]any, code string) string {
 
 // wsDir is the session's workspace directory on disk.
 func (e *env) wsDir() string {
-	return filepath.Join(e.dir, "scratch", workspace.DirName(e.scope.User, e.scope.Session))
+	return filepath.Join(e.m.Scratch(), workspace.DirName(e.scope.User, e.scope.Session))
 }
 
 // wsFile writes a file into the workspace directly on disk (the
@@ -250,4 +250,15 @@ func sameTree(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// shmDir returns a directory on tmpfs when the machine has one (large
+// trees are made much faster there), else a temporary directory.
+func shmDir(t testing.TB) string {
+	d, err := os.MkdirTemp("/dev/shm", "mcpfs")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }

@@ -2,6 +2,7 @@ package mcpfs
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -343,21 +344,29 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 	var out []string
 	budget := c.s.limits.MaxReadBytes
 	full := false
+	// One reader and one line buffer serve every file.
+	br := bufio.NewReaderSize(nil, 64<<10)
+	var line []byte
 	scan := func(rel string, vpath string) error {
 		h, err := t.fs.open(ctx, rel)
 		if err != nil {
 			return nil // gone, a link, or refused: not searched
 		}
 		defer h.Close()
-		br, err := textReader(h, vpath)
-		if err != nil {
+		br.Reset(h)
+		if _, err := sniffText(br, vpath); err != nil {
 			return nil // binary
 		}
-		sc := bufio.NewScanner(br)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for n := 1; sc.Scan(); n++ {
-			line := sc.Bytes()
+		for n := 1; ; n++ {
+			var err error
+			line, err = readLine(br, line[:0], 1<<20)
+			if len(line) == 0 && err != nil {
+				return nil
+			}
 			if !re.Match(line) {
+				if err != nil {
+					return nil
+				}
 				continue
 			}
 			s := string(line)
@@ -371,8 +380,10 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 				return errStop
 			}
 			out = append(out, entry)
+			if err != nil {
+				return nil
+			}
 		}
-		return nil
 	}
 	fi, err := t.fs.stat(ctx, t.rel)
 	if err != nil {
@@ -408,4 +419,20 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 	}
 	c.info.bytes = int64(len(text))
 	return textResult(text, notes...), nil
+}
+
+// readLine appends the next line of br to buf without its line ending,
+// keeping at most max bytes of it; err is io.EOF after the last line.
+func readLine(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := max - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(len(chunk), room)]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		return buf, err
+	}
 }

@@ -75,6 +75,9 @@ func (c *call) resolve(p string) (target, error) {
 	case len(p) > 4096:
 		return bad("path is longer than 4096 bytes")
 	}
+	if i := strings.Index(p, "://"); i > 0 && !strings.Contains(p[:i], "/") {
+		return bad("%q is a URI; give a path such as /workspace/notes.md", p)
+	}
 	if strings.HasPrefix(p, "~") {
 		return bad("path %q: ~ is not expanded; use /workspace, /reference or /memory", p)
 	}
@@ -114,6 +117,9 @@ func (c *call) routes() []target {
 type wsFS struct{ c *call }
 
 func (w *wsFS) ws(ctx context.Context) (*workspace.Workspace, error) {
+	if w.c.ws != nil {
+		return w.c.ws, nil // opened (and checked) earlier in this call
+	}
 	ws, err := w.c.s.opts.Manager.Open(ctx, w.c.ss.scope)
 	if err != nil {
 		return nil, err

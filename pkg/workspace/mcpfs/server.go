@@ -53,10 +53,10 @@ type Limits struct {
 	MaxRequestBytes int64
 }
 
-// DefaultLimits returns the default limits: 1 MiB per read, 50,000
+// DefaultLimits returns the default limits: 1 MiB per read, 20,000
 // entries 32 levels deep per walk, 100 grep matches, 4 MiB per request.
 func DefaultLimits() Limits {
-	return Limits{MaxReadBytes: 1 << 20, MaxEntries: 50_000, MaxDepth: 32, MaxMatches: 100, MaxRequestBytes: 4 << 20}
+	return Limits{MaxReadBytes: 1 << 20, MaxEntries: 20_000, MaxDepth: 32, MaxMatches: 100, MaxRequestBytes: 4 << 20}
 }
 
 func (l Limits) withDefaults() Limits {

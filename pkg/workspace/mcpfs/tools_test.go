@@ -57,7 +57,7 @@ func TestTools(t *testing.T) {
 		{name: "append creates", tool: "append_file", args: map[string]any{"path": "log.txt", "content": "b"}, disk: map[string]string{"log.txt": "b"}},
 		{name: "edit", setup: map[string]string{"c.py": "def f():\n    return 1\n"}, tool: "edit_file", args: map[string]any{"path": "c.py", "edits": []map[string]any{{"oldText": "return 1", "newText": "return 2"}}},
 			exact: "```diff\nIndex: /workspace/c.py\n" + strings.Repeat("=", 67) + "\n--- /workspace/c.py\toriginal\n+++ /workspace/c.py\tmodified\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n```\n\n",
-			disk: map[string]string{"c.py": "def f():\n    return 2\n"}},
+			disk:  map[string]string{"c.py": "def f():\n    return 2\n"}},
 		{name: "edit dry run", setup: map[string]string{"c.txt": "a\nb\n"}, tool: "edit_file", args: map[string]any{"path": "c.txt", "dryRun": true, "edits": []map[string]any{{"oldText": "b", "newText": "B"}}}, want: "+B", disk: map[string]string{"c.txt": "a\nb\n"}},
 		{name: "edit whitespace-insensitive", setup: map[string]string{"c.txt": "  if x:\n    y()\n"}, tool: "edit_file", args: map[string]any{"path": "c.txt", "edits": []map[string]any{{"oldText": "if x:\n  y()", "newText": "if z:\n  w()"}}}, disk: map[string]string{"c.txt": "  if z:\n  w()\n"}},
 		{name: "edit no match", setup: map[string]string{"c.txt": "a\n"}, tool: "edit_file", args: map[string]any{"path": "c.txt", "edits": []map[string]any{{"oldText": "zzz", "newText": "y"}}}, code: "NOT_FOUND", want: "could not find", disk: map[string]string{"c.txt": "a\n"}},

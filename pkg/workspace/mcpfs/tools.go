@@ -64,6 +64,12 @@ var outputSchema = object(schema{
 	"next_offset":       schema{"type": "integer"},
 }, "content")
 
+// mediaOutputSchema is read_media_file's: the content blocks.
+var mediaOutputSchema = object(schema{
+	"content": schema{"description": "the content blocks; on error results, the error's text"},
+	"note":    str(""), "code": str(""), "message": str(""), "path": str(""),
+}, "content")
+
 func boolp(b bool) *bool { return &b }
 
 // readOnly, write, ... are the annotations of the tool kinds, as the
@@ -81,6 +87,11 @@ func def(name, title, desc string, ann *mcp.ToolAnnotations, in schema, run func
 		tool: &mcp.Tool{Name: name, Title: title, Description: desc, Annotations: ann, InputSchema: in, OutputSchema: outputSchema},
 		run:  run,
 	}
+}
+
+func (t *toolDef) withOutput(s schema) *toolDef {
+	t.tool.OutputSchema = s
+	return t
 }
 
 const pathsNote = " Paths: /workspace/... (this session's files; relative paths are relative to it), /reference/... (read-only reference files) and /memory/... (the user's long-term memory, shared by their sessions)."
@@ -107,7 +118,7 @@ func allTools() []*toolDef {
 			readOnly("Read Text File"), object(window, "path"), readTextFile),
 		def("read_media_file", "Read Media File",
 			"Read a file as base64 with its MIME type: images and audio as image/audio content, anything else as an embedded resource."+pathsNote,
-			readOnly("Read Media File"), pathOnly, readMediaFile),
+			readOnly("Read Media File"), pathOnly, readMediaFile).withOutput(mediaOutputSchema),
 		def("read_multiple_files", "Read Multiple Files",
 			"Read several text files in one call; each is returned under its path, and a failed read does not stop the others."+pathsNote,
 			readOnly("Read Multiple Files"), object(schema{"paths": schema{"type": "array", "items": schema{"type": "string"}, "minItems": 1, "description": "The files to read"}}, "paths"), readMultipleFiles),

@@ -244,10 +244,12 @@ func (s *Server) ForSession(scope artifacts.Scope) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			//lint:ignore SA1019 roots are deprecated; we only log that a client offered them
 			if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
 				s.notice("client roots ignored: the operator's configuration is the only source of roots", "session", scope.Session)
 			}
 		},
+		//lint:ignore SA1019 roots are deprecated; we only log that they are ignored
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
 			s.notice("client roots change ignored", "session", scope.Session)
 		},

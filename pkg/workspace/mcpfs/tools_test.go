@@ -422,6 +422,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 func TestRootsIgnored(t *testing.T) {
 	e := newEnv(t, nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "rooty", Version: "1"}, nil)
+	//lint:ignore SA1019 a client that still offers roots is what this test is about
 	client.AddRoots(&mcp.Root{URI: "file:///", Name: "everything"})
 	ms, err := e.srv.ForSession(e.scope)
 	if err != nil {

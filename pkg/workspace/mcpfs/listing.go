@@ -20,17 +20,17 @@ import (
 )
 
 // kindTag is the listing tag of an entry.
-func kindTag(fi fs.FileInfo) string {
+func kindTag(mode fs.FileMode) string {
 	switch {
-	case fi.IsDir():
+	case mode.IsDir():
 		return "[DIR]"
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case mode&fs.ModeSymlink != 0:
 		return "[LINK]"
 	}
 	return "[FILE]"
 }
 
-// dirTarget resolves a path that must be a directory and lists it.
+// listDir resolves a path that must be a directory and lists it.
 func (c *call) listDir(ctx context.Context, p string) (target, []fs.FileInfo, error) {
 	t, err := c.target(p)
 	if err != nil {
@@ -45,13 +45,17 @@ func listDirectory(ctx context.Context, c *call, raw json.RawMessage) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	_, ents, err := c.listDir(ctx, a.Path)
+	t, err := c.target(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := t.fs.readDir(ctx, t.rel)
 	if err != nil {
 		return nil, err
 	}
 	lines := make([]string, 0, len(ents))
 	for _, e := range ents {
-		lines = append(lines, kindTag(e)+" "+e.Name())
+		lines = append(lines, kindTag(e.Type())+" "+e.Name())
 	}
 	return textResult(strings.Join(lines, "\n")), nil
 }
@@ -88,7 +92,7 @@ func listDirectoryWithSizes(ctx context.Context, c *call, raw json.RawMessage) (
 			total += sizeOf(e)
 			size = fmt.Sprintf("%10s", formatSize(sizeOf(e)))
 		}
-		lines = append(lines, fmt.Sprintf("%s %-30s %s", kindTag(e), e.Name(), size))
+		lines = append(lines, fmt.Sprintf("%s %-30s %s", kindTag(e.Mode()), e.Name(), size))
 	}
 	lines = append(lines, "", fmt.Sprintf("Total: %d files, %d directories", files, dirs), "Combined size: "+formatSize(total))
 	return textResult(strings.Join(lines, "\n")), nil
@@ -114,12 +118,12 @@ type walker struct {
 // walk calls fn for each entry below dir (relative to the target), with
 // its path relative to the walk's top; fn returns descend=false to skip a
 // directory's contents and errStop to end the walk.
-func (w *walker) walk(ctx context.Context, dir string, depth int, fn func(rel string, fi fs.FileInfo) (bool, error)) error {
+func (w *walker) walk(ctx context.Context, dir string, depth int, fn func(rel string, e fs.DirEntry) (bool, error)) error {
 	if err := ctx.Err(); err != nil {
 		return artifacts.CheckContext(ctx, "mcp")
 	}
 	full := path.Join(w.t.rel, dir)
-	ents, err := w.t.fs.list(ctx, full)
+	ents, err := w.t.fs.readDir(ctx, full)
 	if err != nil {
 		if dir != "." && (artifacts.IsNotFound(err) || artifacts.CodeOf(err) == artifacts.CodeConflict) {
 			return nil // removed or replaced meanwhile
@@ -154,7 +158,7 @@ func (w *walker) walk(ctx context.Context, dir string, depth int, fn func(rel st
 }
 
 // run walks the whole tree; errStop is not an error.
-func (w *walker) run(ctx context.Context, fn func(rel string, fi fs.FileInfo) (bool, error)) error {
+func (w *walker) run(ctx context.Context, fn func(rel string, e fs.DirEntry) (bool, error)) error {
 	err := w.walk(ctx, ".", 0, fn)
 	if errors.Is(err, errStop) {
 		return nil
@@ -202,7 +206,7 @@ func directoryTree(ctx context.Context, c *call, raw json.RawMessage) (*mcp.Call
 	// children of each directory by relative path; the walk is depth
 	// first, so a directory's entry exists before its children.
 	dirs := map[string]*[]treeEntry{".": &top}
-	err = w.run(ctx, func(rel string, fi fs.FileInfo) (bool, error) {
+	err = w.run(ctx, func(rel string, fi fs.DirEntry) (bool, error) {
 		parent := dirs[path.Dir(rel)]
 		e := treeEntry{Name: fi.Name(), Type: "file"}
 		if fi.IsDir() {
@@ -252,7 +256,7 @@ func searchFiles(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallTo
 	}
 	w := &walker{c: c, t: t, exclude: ex}
 	var found []string
-	err = w.run(ctx, func(rel string, fi fs.FileInfo) (bool, error) {
+	err = w.run(ctx, func(rel string, _ fs.DirEntry) (bool, error) {
 		if g.match(rel) {
 			found = append(found, path.Join(t.vpath, rel))
 		}
@@ -391,8 +395,8 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 	}
 	w := &walker{c: c, t: t}
 	if fi.IsDir() {
-		err = w.run(ctx, func(rel string, fi fs.FileInfo) (bool, error) {
-			if !fi.Mode().IsRegular() {
+		err = w.run(ctx, func(rel string, fi fs.DirEntry) (bool, error) {
+			if !fi.Type().IsRegular() {
 				return true, nil
 			}
 			if a.Include != "" && !inc.match(rel) && !inc.match(fi.Name()) {

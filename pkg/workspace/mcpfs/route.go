@@ -20,6 +20,8 @@ import (
 type readFS interface {
 	stat(ctx context.Context, rel string) (fs.FileInfo, error)
 	list(ctx context.Context, rel string) ([]fs.FileInfo, error)
+	// readDir is list without sizes and times: names and types only.
+	readDir(ctx context.Context, rel string) ([]fs.DirEntry, error)
 	open(ctx context.Context, rel string) (handle, error)
 }
 
@@ -143,6 +145,14 @@ func (w *wsFS) list(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 		return nil, err
 	}
 	return ws.List(rel)
+}
+
+func (w *wsFS) readDir(ctx context.Context, rel string) ([]fs.DirEntry, error) {
+	ws, err := w.ws(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ws.ReadDir(rel)
 }
 
 func (w *wsFS) open(ctx context.Context, rel string) (handle, error) {
@@ -281,6 +291,10 @@ func (r refFS) stat(_ context.Context, rel string) (fs.FileInfo, error) { return
 
 func (r refFS) list(_ context.Context, rel string) ([]fs.FileInfo, error) { return r.r.List(rel) }
 
+func (r refFS) readDir(_ context.Context, rel string) ([]fs.DirEntry, error) {
+	return r.r.ReadDir(rel)
+}
+
 func (r refFS) open(_ context.Context, rel string) (handle, error) {
 	f, err := r.r.Open(rel)
 	if err != nil {
@@ -394,6 +408,18 @@ func (m *memFS) list(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 			continue
 		}
 		out = append(out, memInfo{name: rest, size: e.Latest.Size, mod: e.Latest.Created()})
+	}
+	return out, nil
+}
+
+func (m *memFS) readDir(ctx context.Context, rel string) ([]fs.DirEntry, error) {
+	infos, err := m.list(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.DirEntry, len(infos))
+	for i, fi := range infos {
+		out[i] = fs.FileInfoToDirEntry(fi)
 	}
 	return out, nil
 }

@@ -17,12 +17,13 @@ const sniffBytes = 8000
 // textReader wraps a handle for line reading and refuses binary files: a
 // NUL byte in the first sniffBytes.
 func textReader(h handle, vpath string) (*bufio.Reader, error) {
-	return sniffText(bufio.NewReaderSize(h, 64<<10), vpath)
+	size := min(max(h.size()+1, 512), 64<<10)
+	return sniffText(bufio.NewReaderSize(h, int(size)), vpath)
 }
 
 // sniffText is textReader over a reader already set up.
 func sniffText(br *bufio.Reader, vpath string) (*bufio.Reader, error) {
-	head, err := br.Peek(sniffBytes)
+	head, err := br.Peek(min(sniffBytes, br.Size()))
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -610,4 +611,64 @@ func fileTree(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return strings.Join(parts, " ")
+}
+
+// withHeaders adds headers to every request of the go-sdk client.
+type withHeaders map[string]string
+
+func (h withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPHTTPGoClient drives the binary over streamable HTTP with the
+// go-sdk client: a bound token serves its own session only, and shutdown
+// (SIGINT) publishes the end-of-turn snapshot.
+func TestMCPHTTPGoClient(t *testing.T) {
+	bin := agentstoreBin(t)
+	store, scratch, _ := interopTree(t)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("bound-token-for-session-7 app=demo user=u-42 session=s-7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := startHTTP(t, bin, "--store", store, "--scratch", scratch, "--app", "demo", "--token-file", tokens, "--snapshot", "end-of-turn")
+	connect := func(session string) (*mcp.ClientSession, error) {
+		h := withHeaders{"Authorization": "Bearer bound-token-for-session-7", "Agentstore-User": "u-42", "Agentstore-Session": session}
+		tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: h}}
+		return mcp.NewClient(&mcp.Implementation{Name: "go-http", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	}
+	if cs, err := connect("s-8"); err == nil {
+		cs.Close()
+		stop()
+		t.Fatal("a token bound to s-7 opened s-8")
+	}
+	cs, err := connect("s-7")
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	res, _ := callTool(t, cs, "write_file", map[string]any{"path": "report.md", "content": "# done\n"})
+	cs.Close()
+	if res.IsError {
+		stop()
+		t.Fatal(firstText(res))
+	}
+	snap := filepath.Join(scratch, workspace.DirName("u-42", "s-7"))
+	if _, err := os.Stat(filepath.Join(snap, "report.md")); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	stop() // SIGINT: the server ends the turn of every session it served
+	if err := os.RemoveAll(snap); err != nil {
+		t.Fatal(err)
+	}
+	// A new process hydrates the snapshot taken at shutdown.
+	cs2, stderr := stdioSession(t, bin, t.TempDir(), "--store", store, "--scratch", scratch, "--app", "demo", "--user", "u-42", "--session", "s-7")
+	defer cs2.Close()
+	if res, _ := callTool(t, cs2, "read_text_file", map[string]any{"path": "report.md"}); res.IsError || firstText(res) != "# done\n" {
+		t.Fatalf("after shutdown and eviction: %q\n%s", firstText(res), stderr)
+	}
 }

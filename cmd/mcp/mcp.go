@@ -25,6 +25,20 @@ import (
 	"github.com/agentstore/agentstore/pkg/workspace/mcpfs"
 )
 
+// configFlags are the flags of "mcp" that are also config keys ("mcp.NAME"
+// in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
+var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
+	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "audit-log",
+	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches"}
+
+func init() {
+	keys := make([]string, len(configFlags))
+	for i, f := range configFlags {
+		keys[i] = "mcp." + f
+	}
+	cmdutil.RegisterConfigKeys(keys...)
+}
+
 // Options are the flags and dependencies of "mcp".
 type Options struct {
 	IO        *iostreams.IOStreams
@@ -104,7 +118,11 @@ end-of-turn snapshots when the runtime calls the end_turn tool (list it
 with --tools) and on shutdown, off never.
 
 Each call is logged on stderr (tool, path, bytes, result code, duration);
---audit-log FILE appends the same records as JSON lines.`,
+--audit-log FILE appends the same records as JSON lines.
+
+Every flag but --app/--user/--session is also a config key, in the config
+file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
+(AGENTSTORE_MCP_WS_TURN_BYTES); the command line wins.`,
 		Example: `  # stdio, one process per session (what an ADK McpToolset spawns)
   agentstore mcp --store /var/lib/agentstore/store --scratch /var/lib/agentstore/scratch \
     --reference /srv/reference --app demo --user u-42 --session s-7
@@ -116,6 +134,13 @@ Each call is logged on stderr (tool, path, bytes, result code, duration);
   agentstore mcp --http :8765 --token-file /etc/agentstore/mcp-tokens --app demo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := opts.Config()
+			if err != nil {
+				return err
+			}
+			if err := cmdutil.ApplyConfigKeys(cmd, cfg, "mcp"); err != nil {
+				return err
+			}
 			if err := opts.check(); err != nil {
 				return err
 			}

@@ -51,6 +51,20 @@ const (
 // fileKeys are the keys a config file may hold.
 var fileKeys = []string{KeyStore, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat}
 
+// commandKeys are the keys commands registered with RegisterConfigKeys.
+var commandKeys []string
+
+// RegisterConfigKeys makes a command's flags config keys too: each key
+// ("mcp.profile") may be set in the config file (under "mcp:" as
+// "profile:") and by its environment variable (AGENTSTORE_MCP_PROFILE).
+// LoadConfig puts the values set that way in Config.Values; the command
+// applies them to the flags not given on the command line (see
+// ApplyConfigKeys). Call it from an init function.
+func RegisterConfigKeys(keys ...string) { commandKeys = append(commandKeys, keys...) }
+
+// commandEnvVar is the environment variable of a command key.
+func commandEnvVar(key string) string { return EnvVar(strings.ReplaceAll(key, ".", "_")) }
+
 // Config is the resolved global settings of one invocation.
 type Config struct {
 	// Store is the --store URI as given; parse it with ParseStoreURI.
@@ -75,6 +89,36 @@ type Config struct {
 	StoreDefault bool
 	// ScratchDefault is the same for Scratch.
 	ScratchDefault bool
+	// Values holds the command keys (RegisterConfigKeys) set in the
+	// environment or the config file; nil when none is.
+	Values *KeyValues
+}
+
+// KeyValues maps command keys to their values.
+type KeyValues map[string]string
+
+// ApplyConfigKeys sets each flag of cmd named in keys (key prefix + "." +
+// flag name) that was not given on the command line to its value from the
+// environment or the config file. A bad value is a usage error naming its
+// source.
+func ApplyConfigKeys(cmd *cobra.Command, cfg *Config, prefix string) error {
+	if cfg.Values == nil {
+		return nil
+	}
+	for key, val := range *cfg.Values {
+		name, ok := strings.CutPrefix(key, prefix+".")
+		if !ok {
+			continue
+		}
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil || fl.Changed {
+			continue
+		}
+		if err := cmd.Flags().Set(name, val); err != nil {
+			return Usagef("config key %s (or $%s): %q is not a valid --%s value (%s)", key, commandEnvVar(key), val, name, fl.Value.Type())
+		}
+	}
+	return nil
 }
 
 // DefaultDataDir returns the directory that holds the default store and
@@ -184,6 +228,11 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 		}
 	}
 
+	for _, key := range commandKeys {
+		if err := v.BindEnv(key, commandEnvVar(key)); err != nil {
+			return nil, err
+		}
+	}
 	cfg := &Config{}
 	path, explicit := v.GetString(KeyConfig), true
 	if path == "" {
@@ -254,6 +303,18 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 	default:
 		return nil, Usagef("invalid log format %q (want text or json)", cfg.LogFormat)
 	}
+	for _, key := range commandKeys {
+		if v.IsSet(key) {
+			if cfg.Values == nil {
+				cfg.Values = &KeyValues{}
+			}
+			val := cast.ToString(v.Get(key))
+			if sl, ok := v.Get(key).([]any); ok {
+				val = strings.Join(cast.ToStringSlice(sl), ",")
+			}
+			(*cfg.Values)[key] = val
+		}
+	}
 	return cfg, nil
 }
 
@@ -267,14 +328,14 @@ func readConfigFile(v *viper.Viper, path string, data []byte) error {
 	}
 	var unknown []string
 	for _, k := range fv.AllKeys() {
-		if !slices.Contains(fileKeys, k) {
+		if !slices.Contains(fileKeys, k) && !slices.Contains(commandKeys, k) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		return configErr("config file %s: unknown key %s (known: %s)",
-			path, strings.Join(quoteAll(unknown), ", "), strings.Join(fileKeys, ", "))
+			path, strings.Join(quoteAll(unknown), ", "), strings.Join(append(slices.Clone(fileKeys), commandKeys...), ", "))
 	}
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	mcpcmd "github.com/agentstore/agentstore/cmd/mcp"
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 )
@@ -111,7 +112,7 @@ func scanOutputFlag(args []string) (value string, ok bool) {
 
 // NewRootCmd returns the agentstore command tree over the dependencies of
 // f: the global flags, the groups artifacts, ws, fs and quota (see
-// groups.go), version and completion.
+// groups.go), mcp, version and completion.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentstore <command> [flags]",
@@ -168,6 +169,7 @@ environment, then config file, then default.`,
 		newWsCmd(f),
 		newFsCmd(f),
 		newQuotaCmd(f),
+		mcpcmd.NewCmdMCP(f, BuildVersion().Version, nil),
 		newVersionCmd(f),
 		newUnlockCmd(f),
 		newDoctorCmd(f),

@@ -63,6 +63,20 @@ const MaxConfigBytes = 1 << 20
 
 var fileKeys = []string{KeyStore, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat, KeySweepExclude}
 
+// commandKeys are the keys commands registered with RegisterConfigKeys.
+var commandKeys []string
+
+// RegisterConfigKeys makes a command's flags config keys too: each key
+// ("mcp.profile") may be set in the config file (under "mcp:" as
+// "profile:") and by its environment variable (AGENTSTORE_MCP_PROFILE).
+// LoadConfig puts the values set that way in Config.Values; the command
+// applies them to the flags not given on the command line (see
+// ApplyConfigKeys). Call it from an init function.
+func RegisterConfigKeys(keys ...string) { commandKeys = append(commandKeys, keys...) }
+
+// commandEnvVar is the environment variable of a command key.
+func commandEnvVar(key string) string { return EnvVar(strings.ReplaceAll(key, ".", "_")) }
+
 // Config is the resolved global settings of one invocation.
 type Config struct {
 	// Store is the --store URI as given; parse it with ParseStoreURI.
@@ -96,6 +110,9 @@ type Config struct {
 	// must work regardless (help, version, completion, doctor) loaded
 	// the settings without it; nil otherwise.
 	FileError error
+	// Values holds the command keys (RegisterConfigKeys) set in the
+	// environment or the config file; nil when none is.
+	Values *KeyValues
 }
 
 // Origin kinds: where a setting's value came from.
@@ -135,6 +152,33 @@ func (c *Config) Origin(key string) Origin {
 		return o
 	}
 	return Origin{Kind: OriginDefault}
+}
+
+// KeyValues maps command keys to their values.
+type KeyValues map[string]string
+
+// ApplyConfigKeys sets each flag of cmd named in keys (key prefix + "." +
+// flag name) that was not given on the command line to its value from the
+// environment or the config file. A bad value is a usage error naming its
+// source.
+func ApplyConfigKeys(cmd *cobra.Command, cfg *Config, prefix string) error {
+	if cfg.Values == nil {
+		return nil
+	}
+	for key, val := range *cfg.Values {
+		name, ok := strings.CutPrefix(key, prefix+".")
+		if !ok {
+			continue
+		}
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil || fl.Changed {
+			continue
+		}
+		if err := cmd.Flags().Set(name, val); err != nil {
+			return Usagef("config key %s (or $%s): %q is not a valid --%s value (%s)", key, commandEnvVar(key), val, name, fl.Value.Type())
+		}
+	}
+	return nil
 }
 
 // DefaultDataDir returns the directory that holds the default store and
@@ -258,6 +302,11 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 		}
 	}
 
+	for _, key := range commandKeys {
+		if err := v.BindEnv(key, commandEnvVar(key)); err != nil {
+			return nil, err
+		}
+	}
 	cfg := &Config{Origins: map[string]Origin{}}
 	var file map[string]any
 	if !opts.SkipFile {
@@ -347,6 +396,30 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 	case LogText, LogJSON:
 	default:
 		return nil, bad(KeyLogFormat, "%q is not a log format (want text or json)", cfg.LogFormat)
+	}
+	for _, key := range commandKeys {
+		if v.IsSet(key) {
+			if cfg.Values == nil {
+				cfg.Values = &KeyValues{}
+			}
+			val := cast.ToString(v.Get(key))
+			if sl, ok := v.Get(key).([]any); ok {
+				val = strings.Join(cast.ToStringSlice(sl), ",")
+			}
+			(*cfg.Values)[key] = val
+		}
+	}
+	for _, key := range commandKeys {
+		if v.IsSet(key) {
+			if cfg.Values == nil {
+				cfg.Values = &KeyValues{}
+			}
+			val := cast.ToString(v.Get(key))
+			if sl, ok := v.Get(key).([]any); ok {
+				val = strings.Join(cast.ToStringSlice(sl), ",")
+			}
+			(*cfg.Values)[key] = val
+		}
 	}
 	return cfg, nil
 }
@@ -458,6 +531,14 @@ func readConfigFile(path string) (map[string]any, error) {
 	}
 	var unknown []string
 	for k, val := range m {
+		if sub, ok := val.(map[string]any); ok && hasCommandKeys(k) {
+			for sk := range sub {
+				if !slices.Contains(commandKeys, k+"."+sk) {
+					unknown = append(unknown, k+"."+sk)
+				}
+			}
+			continue
+		}
 		if !slices.Contains(fileKeys, k) {
 			unknown = append(unknown, k)
 			continue
@@ -472,9 +553,20 @@ func readConfigFile(path string) (map[string]any, error) {
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		return nil, configErr("config file %s: unknown key %s (known: %s)",
-			path, strings.Join(quoteAll(unknown), ", "), strings.Join(fileKeys, ", "))
+			path, strings.Join(quoteAll(unknown), ", "), strings.Join(append(slices.Clone(fileKeys), commandKeys...), ", "))
 	}
 	return m, nil
+}
+
+// hasCommandKeys reports whether a command registered keys under the
+// config file section name (see RegisterConfigKeys).
+func hasCommandKeys(name string) bool {
+	for _, k := range commandKeys {
+		if strings.HasPrefix(k, name+".") {
+			return true
+		}
+	}
+	return false
 }
 
 func quoteAll(ss []string) []string {

@@ -1,0 +1,362 @@
+// Package mcpcmd holds "agentstore mcp": an MCP file server over one
+// session's workspace (stdio) or many sessions' (streamable HTTP). The
+// work is done by package mcpfs; this command parses flags, opens the
+// store and the workspace manager, and serves.
+package mcpcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/iostreams"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace"
+	"github.com/agentstore/agentstore/pkg/workspace/mcpfs"
+)
+
+// configFlags are the flags of "mcp" that are also config keys ("mcp.NAME"
+// in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
+var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
+	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "audit-log",
+	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches"}
+
+func init() {
+	keys := make([]string, len(configFlags))
+	for i, f := range configFlags {
+		keys[i] = "mcp." + f
+	}
+	cmdutil.RegisterConfigKeys(keys...)
+}
+
+// Options are the flags and dependencies of "mcp".
+type Options struct {
+	IO        *iostreams.IOStreams
+	Config    func() (*cmdutil.Config, error)
+	OpenStore func(context.Context) (artifacts.Store, error)
+	Now       func() time.Time
+	// Stdin and Stdout carry the stdio transport (default: the process's).
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Version is the server's reported version.
+	Version string
+
+	Scope     cmdutil.ScopeFlags
+	HTTP      string
+	TokenFile string
+	Reference string
+	Profile   string
+	Tools     []string
+	Snapshot  string
+	Memory    string
+	TurnBytes string
+	MaxBytes  string
+	MaxFiles  int
+	AuditLog  string
+	Limits    limitFlags
+}
+
+type limitFlags struct {
+	MaxReadBytes    string
+	MaxRequestBytes string
+	MaxEntries      int
+	MaxDepth        int
+	MaxMatches      int
+}
+
+// The values of --snapshot.
+const (
+	SnapshotOnWrite   = "on-write"
+	SnapshotEndOfTurn = "end-of-turn"
+	SnapshotOff       = "off"
+)
+
+// NewCmdMCP returns "mcp". runF, when not nil, replaces the run function.
+func NewCmdMCP(f *cmdutil.Factory, version string, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Config: f.Config, OpenStore: f.OpenStore, Now: f.Now, Version: version}
+	cmd := &cobra.Command{
+		Use:   "mcp (--app A --user U --session S | --http ADDR --token-file FILE) [flags]",
+		Short: "Serve a session's workspace to an agent over MCP (stdio or HTTP)",
+		Long: `Serve files to an agent through the Model Context Protocol: the tools of the
+reference filesystem server (read_text_file, write_file, edit_file,
+directory_tree, search_files, ...) plus grep, append_file, delete_file and
+copy_file, over one path namespace:
+
+  /workspace/...  the session's scratch workspace under --scratch (read-write)
+  /reference/...  the --reference tree (read-only)
+  /memory/...     the user's long-term memory: artifacts in the user scope of
+                  --store, shared by all their sessions (--memory off: none)
+
+Relative paths are relative to /workspace. Client roots are ignored.
+
+The session comes from the runtime, never from the model. Over stdio (the
+default; one process per session, as runtimes spawn tool servers) it is
+--app/--user/--session. With --http ADDR (loopback unless ADDR names a
+host) one server serves many sessions: every request needs
+"Authorization: Bearer TOKEN" with a token of --token-file and the headers
+Agentstore-App (default --app), Agentstore-User and Agentstore-Session. A
+token line may bind the token to an identity ("TOKEN app=A user=U
+session=S"); a bare token is a runtime token that may name any session.
+
+Every write is charged to the session's quota before a byte is written:
+--ws-turn-bytes per turn, --ws-max-bytes and --ws-max-files in total. Over
+it the tool result is an error with code QUOTA_EXCEEDED and
+remaining_bytes, and nothing was written. A missing workspace is hydrated
+from its latest snapshot on first touch; --snapshot on-write (default)
+answers a write only once the workspace's snapshot is stored,
+end-of-turn snapshots when the runtime calls the end_turn tool (list it
+with --tools) and on shutdown, off never.
+
+Each call is logged on stderr (tool, path, bytes, result code, duration);
+--audit-log FILE appends the same records as JSON lines.
+
+Every flag but --app/--user/--session is also a config key, in the config
+file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
+(AGENTSTORE_MCP_WS_TURN_BYTES); the command line wins.`,
+		Example: `  # stdio, one process per session (what an ADK McpToolset spawns)
+  agentstore mcp --store /var/lib/agentstore/store --scratch /var/lib/agentstore/scratch \
+    --reference /srv/reference --app demo --user u-42 --session s-7
+
+  # read-only tools only
+  agentstore mcp --profile read-only --app demo --user u-42 --session s-7
+
+  # HTTP for many sessions on loopback port 8765
+  agentstore mcp --http :8765 --token-file /etc/agentstore/mcp-tokens --app demo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := opts.Config()
+			if err != nil {
+				return err
+			}
+			if err := cmdutil.ApplyConfigKeys(cmd, cfg, "mcp"); err != nil {
+				return err
+			}
+			if err := opts.check(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddScopeFlags(cmd, &opts.Scope)
+	cmdutil.SetExitStatusNote(cmd, "1 also when the server cannot start (store, scratch root, token file, address)")
+	d := mcpfs.DefaultLimits()
+	fl := cmd.Flags()
+	fl.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on `ADDR` (host:port; :port means 127.0.0.1:port) instead of stdio")
+	fl.StringVar(&opts.TokenFile, "token-file", "", "bearer tokens for --http, one a line (`FILE`; see above)")
+	fl.StringVar(&opts.Reference, "reference", "", "read-only reference tree served as /reference (`DIR`)")
+	fl.StringVar(&opts.Profile, "profile", string(mcpfs.ProfileReadWrite), "tool profile: read-only or read-write")
+	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; end_turn only when named)")
+	fl.StringVar(&opts.Snapshot, "snapshot", SnapshotOnWrite, "when to snapshot the workspace: on-write, end-of-turn or off")
+	fl.StringVar(&opts.Memory, "memory", "on", "serve /memory from the user scope of --store: on or off")
+	fl.StringVar(&opts.TurnBytes, "ws-turn-bytes", "", "bytes a session may write per turn, e.g. 10000000 or 64MiB (default no limit)")
+	fl.StringVar(&opts.MaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB (default no limit)")
+	fl.IntVar(&opts.MaxFiles, "ws-max-files", 0, "files a workspace may hold (default no limit)")
+	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE`")
+	fl.StringVar(&opts.Limits.MaxReadBytes, "max-read-bytes", "", fmt.Sprintf("bytes one read returns; larger files are windowed (default %d)", d.MaxReadBytes))
+	fl.StringVar(&opts.Limits.MaxRequestBytes, "max-request-bytes", "", fmt.Sprintf("largest request message accepted (default %d)", d.MaxRequestBytes))
+	fl.IntVar(&opts.Limits.MaxEntries, "max-entries", 0, fmt.Sprintf("entries directory_tree, search_files and grep visit per call (default %d)", d.MaxEntries))
+	fl.IntVar(&opts.Limits.MaxDepth, "max-depth", 0, fmt.Sprintf("directory levels they descend (default %d)", d.MaxDepth))
+	fl.IntVar(&opts.Limits.MaxMatches, "max-matches", 0, fmt.Sprintf("grep matches per call, default and ceiling (default %d)", d.MaxMatches))
+	_ = cmd.RegisterFlagCompletionFunc("profile", fixed(string(mcpfs.ProfileReadOnly), string(mcpfs.ProfileReadWrite)))
+	_ = cmd.RegisterFlagCompletionFunc("snapshot", fixed(SnapshotOnWrite, SnapshotEndOfTurn, SnapshotOff))
+	_ = cmd.RegisterFlagCompletionFunc("memory", fixed("on", "off"))
+	_ = cmd.MarkFlagDirname("reference")
+	return cmd
+}
+
+func fixed(vals ...string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return vals, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// check validates the flags without I/O.
+func (o *Options) check() error {
+	switch o.Profile {
+	case string(mcpfs.ProfileReadOnly), string(mcpfs.ProfileReadWrite):
+	default:
+		return cmdutil.Usagef("--profile %q: want read-only or read-write", o.Profile)
+	}
+	switch o.Snapshot {
+	case SnapshotOnWrite, SnapshotEndOfTurn, SnapshotOff:
+	default:
+		return cmdutil.Usagef("--snapshot %q: want on-write, end-of-turn or off", o.Snapshot)
+	}
+	switch o.Memory {
+	case "on", "off":
+	default:
+		return cmdutil.Usagef("--memory %q: want on or off", o.Memory)
+	}
+	for _, s := range []struct{ flag, v string }{
+		{"--ws-turn-bytes", o.TurnBytes}, {"--ws-max-bytes", o.MaxBytes},
+		{"--max-read-bytes", o.Limits.MaxReadBytes}, {"--max-request-bytes", o.Limits.MaxRequestBytes},
+	} {
+		if _, err := cmdutil.ParseSize(s.v); err != nil {
+			return cmdutil.Usagef("%s: %v", s.flag, err)
+		}
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--ws-max-files", o.MaxFiles}, {"--max-entries", o.Limits.MaxEntries}, {"--max-depth", o.Limits.MaxDepth}, {"--max-matches", o.Limits.MaxMatches}} {
+		if n.v < 0 {
+			return cmdutil.Usagef("%s %d is negative", n.flag, n.v)
+		}
+	}
+	if o.HTTP == "" {
+		if o.TokenFile != "" {
+			return cmdutil.Usagef("--token-file is for --http; over stdio the session is --app/--user/--session")
+		}
+		if _, err := o.Scope.Scope(true, artifacts.KindSession); err != nil {
+			return cmdutil.Usagef("over stdio the runtime names the session: %v", err)
+		}
+		return nil
+	}
+	if o.TokenFile == "" {
+		return cmdutil.Usagef("--http needs --token-file: requests without a valid bearer token are refused")
+	}
+	if o.Scope.User != "" || o.Scope.Session != "" {
+		return cmdutil.Usagef("with --http the session comes from the request headers; give only --app (the default Agentstore-App)")
+	}
+	if _, _, err := net.SplitHostPort(o.HTTP); err != nil {
+		return cmdutil.Usagef("--http %q: want host:port or :port", o.HTTP)
+	}
+	return nil
+}
+
+// listenAddr returns ADDR with the loopback host when it names none.
+func listenAddr(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func run(ctx context.Context, opts *Options) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.ScratchDefault {
+		if err := os.MkdirAll(cfg.Scratch, 0o700); err != nil {
+			return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot create the default scratch root %s: give --scratch DIR", cfg.Scratch)
+		}
+	}
+	st, err := opts.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	turn, _ := cmdutil.ParseSize(opts.TurnBytes)
+	total, _ := cmdutil.ParseSize(opts.MaxBytes)
+	policy := map[string]workspace.SnapshotPolicy{
+		SnapshotOnWrite: workspace.SnapshotOnWrite, SnapshotEndOfTurn: workspace.SnapshotAtEndOfTurn, SnapshotOff: workspace.SnapshotManual,
+	}[opts.Snapshot]
+	m, err := workspace.New(workspace.Options{
+		Scratch: cfg.Scratch, Reference: opts.Reference, Store: st,
+		Quota: workspace.Quota{TurnBytes: turn, TotalBytes: total}, Policy: policy, Now: opts.Now,
+	})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	logger := callLogger(opts.IO.ErrOut, cfg)
+	var audit io.Writer
+	if opts.AuditLog != "" {
+		af, err := os.OpenFile(opts.AuditLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot open the audit log %s", opts.AuditLog)
+		}
+		defer af.Close()
+		audit = af
+	}
+	var lim mcpfs.Limits
+	lim.MaxReadBytes, _ = cmdutil.ParseSize(opts.Limits.MaxReadBytes)
+	lim.MaxRequestBytes, _ = cmdutil.ParseSize(opts.Limits.MaxRequestBytes)
+	lim.MaxEntries, lim.MaxDepth, lim.MaxMatches = opts.Limits.MaxEntries, opts.Limits.MaxDepth, opts.Limits.MaxMatches
+	so := mcpfs.Options{
+		Manager: m, Profile: mcpfs.Profile(opts.Profile), Tools: opts.Tools, MaxFiles: opts.MaxFiles,
+		Limits: lim, Logger: logger, Audit: audit, Name: "agentstore", Version: opts.Version, Now: opts.Now,
+	}
+	if opts.Memory == "on" {
+		so.Memory = st
+	}
+	srv, err := mcpfs.New(so)
+	if err != nil {
+		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "artifacts: mcp: "))
+	}
+	if opts.HTTP == "" {
+		scope, _ := opts.Scope.Scope(true, artifacts.KindSession)
+		in, out := opts.Stdin, opts.Stdout
+		if in == nil {
+			in = os.Stdin
+		}
+		if out == nil {
+			out = os.Stdout
+		}
+		return srv.ServeStdio(ctx, scope, in, out)
+	}
+	return serveHTTP(ctx, opts, srv, logger)
+}
+
+// callLogger logs every call on stderr at info level, as text or JSON
+// after --log-format.
+func callLogger(w io.Writer, cfg *cmdutil.Config) *slog.Logger {
+	if cfg.LogFormat == cmdutil.LogJSON {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+func serveHTTP(ctx context.Context, opts *Options, srv *mcpfs.Server, logger *slog.Logger) error {
+	tf, err := os.Open(opts.TokenFile)
+	if err != nil {
+		return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot read the token file %s", opts.TokenFile)
+	}
+	if fi, err := tf.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		logger.Warn("the token file is readable by other users; chmod 600 it", "file", opts.TokenFile)
+	}
+	tokens, err := mcpfs.ParseTokens(tf)
+	tf.Close()
+	if err != nil {
+		return cmdutil.Usagef("--token-file %s: %s", opts.TokenFile, strings.TrimPrefix(err.Error(), "artifacts: mcp token file: "))
+	}
+	ln, err := net.Listen("tcp", listenAddr(opts.HTTP))
+	if err != nil {
+		return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot listen on %s", listenAddr(opts.HTTP))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.HTTPHandler(mcpfs.HTTPOptions{Tokens: tokens, DefaultApp: opts.Scope.App}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		err = hs.Shutdown(sctx)
+		cancel()
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if cerr := srv.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench.sh: agentstore mcp side by side with the reference filesystem
+# server, in one run, with the same client (client.mjs, the TypeScript SDK)
+# over stdio and the same files on disk: the reference server's allowed
+# directory IS the session's workspace directory of agentstore mcp.
+#
+#   interop/mcp/bench.sh [REPEAT]     (default 50 calls per measurement)
+#
+# Prints a Markdown table of median and p90 client-side latency per call
+# and each server's peak resident memory (from /usr/bin/time) for the
+# 1 KiB read and for the tail of the 100 MB file. Needs node, npm ci in
+# interop/mcp, and /usr/bin/time.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+repeat="${1:-50}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/agentstore" "$root"
+mkdir -p "$work/store" "$work/scratch"
+dir="$(printf 'u\0s' | sha256sum | cut -c1-32)"
+ws="$work/scratch/$dir"
+mkdir -p "$ws/list1000" "$ws/tree"
+
+# The files: 1 KiB, 100 MB of lines, a directory of 1,000 entries and a
+# tree of 10,000 files in 100 directories.
+head -c 1024 /dev/zero | tr '\0' 'a' > "$ws/one-kib.txt"
+python3 - "$ws" <<'EOF'
+import os, sys
+ws = sys.argv[1]
+line = ("x" * 99 + "\n").encode()
+with open(os.path.join(ws, "big.log"), "wb") as f:
+    chunk = line * 10000
+    for _ in range(100):
+        f.write(chunk)
+for i in range(1000):
+    open(os.path.join(ws, "list1000", "f%04d.txt" % i), "w").write("x\n")
+for d in range(100):
+    p = os.path.join(ws, "tree", "d%03d" % d)
+    os.mkdir(p)
+    for i in range(100):
+        open(os.path.join(p, "f%03d.%s" % (i, "csv" if i % 10 == 0 else "txt")), "w").write("alpha\nbeta %d\ngamma\n" % i)
+EOF
+
+run() { # run NAME ROOT SERVER-COMMAND...
+  local name="$1" r="$2"
+  shift 2
+  local calls
+  calls=$(cat <<EOF
+{"calls":[
+ {"tool":"read_text_file","arguments":{"path":"$r/one-kib.txt"},"repeat":$repeat},
+ {"tool":"read_text_file","arguments":{"path":"$r/big.log","tail":10},"repeat":$repeat},
+ {"tool":"write_file","arguments":{"path":"$r/written.txt","content":"$(head -c 1024 /dev/zero | tr '\0' 'w')"},"repeat":$repeat},
+ {"tool":"list_directory","arguments":{"path":"$r/list1000"},"repeat":$repeat},
+ {"tool":"search_files","arguments":{"path":"$r/tree","pattern":"**/*.csv"},"repeat":$((repeat / 5 + 1))},
+ {"tool":"grep","arguments":{"path":"$r/tree","pattern":"beta 7"},"repeat":$((repeat / 5 + 1))}
+]}
+EOF
+)
+  echo "$calls" | node "$here/client.mjs" --stdio /usr/bin/time -f "%M" -o "$work/$name.rss" "$@" > "$work/$name.json" 2> "$work/$name.err" || {
+    cat "$work/$name.err" >&2
+    exit 1
+  }
+}
+
+run reference "$ws" node "$here/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" "$ws"
+run agentstore /workspace "$work/agentstore" mcp --store "$work/store" --scratch "$work/scratch" \
+  --app a --user u --session s --snapshot off --memory off
+
+python3 - "$work" <<'EOF'
+import json, statistics, sys
+work = sys.argv[1]
+ref = json.load(open(work + "/reference.json"))
+ours = json.load(open(work + "/agentstore.json"))
+labels = ["read_text_file 1 KiB", "read_text_file tail 10 lines of 100 MB", "write_file 1 KiB (--snapshot off)",
+          "list_directory 1,000 entries", "search_files **/*.csv over 10,000 files", "grep over 10,000 files"]
+def stat(r):
+    if r.get("error") or r.get("isError"):
+        return None
+    m = sorted(r["micros"])
+    return statistics.median(m), m[int(0.9 * (len(m) - 1))]
+def fmt(v):
+    return "n/a" if v is None else "%.2f ms (p90 %.2f)" % (v[0] / 1000, v[1] / 1000)
+print("| call | reference server | agentstore mcp | speed-up |")
+print("| --- | --- | --- | --- |")
+for i, label in enumerate(labels):
+    a, b = stat(ref["results"][i]), stat(ours["results"][i])
+    su = "%.1fx" % (a[0] / b[0]) if a and b else "(no such tool in the reference)"
+    print("| %s | %s | %s | %s |" % (label, fmt(a), fmt(b), su))
+for name in ("reference", "agentstore"):
+    rss = open(work + "/" + name + ".rss").read().strip().splitlines()[-1]
+    print("\npeak RSS of the %s server over the whole run: %.1f MiB" % (name, int(rss) / 1024))
+EOF

@@ -1,0 +1,275 @@
+package mcpfs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace"
+)
+
+// call is one tool call: the server, the session and what the audit
+// record will say.
+type call struct {
+	s    *Server
+	ss   *session
+	info *callInfo
+	// ws is the workspace once a route opened it.
+	ws *workspace.Workspace
+}
+
+func (ss *session) markOpened() {
+	ss.mu.Lock()
+	ss.opened = true
+	ss.mu.Unlock()
+}
+
+func (ss *session) wasOpened() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.opened
+}
+
+func (ss *session) addFiles(n int) {
+	ss.mu.Lock()
+	if ss.known {
+		ss.files += n
+	}
+	ss.mu.Unlock()
+}
+
+// reserveFile books one more file against Options.MaxFiles before a new
+// file is written; the count is taken from the tree on first use and at
+// every end_turn.
+func (c *call) reserveFile(ws *workspace.Workspace, rel string) error {
+	limit := c.s.opts.MaxFiles
+	if limit <= 0 {
+		return nil
+	}
+	ss := c.ss
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if !ss.known {
+		n, err := countFiles(ws, ".", c.s.limits.MaxDepth+1)
+		if err != nil {
+			return err
+		}
+		ss.files, ss.known = n, true
+	}
+	if ss.files+1 > limit {
+		e := artifacts.Errorf(artifacts.CodeQuotaExceeded, "mcp", nil, "creating %q would exceed the workspace's limit of %d files", rel, limit)
+		e.Remaining = 0
+		return e
+	}
+	ss.files++
+	return nil
+}
+
+// recount forgets the file count so that the next new file counts anew.
+func (ss *session) recount() {
+	ss.mu.Lock()
+	ss.known = false
+	ss.mu.Unlock()
+}
+
+// countFiles counts the regular files below dir.
+func countFiles(ws *workspace.Workspace, dir string, depth int) (int, error) {
+	if depth <= 0 {
+		return 0, nil
+	}
+	ents, err := ws.List(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		switch {
+		case e.Mode().IsRegular():
+			n++
+		case e.IsDir():
+			k, err := countFiles(ws, path.Join(dir, e.Name()), depth-1)
+			if err != nil {
+				return 0, err
+			}
+			n += k
+		}
+	}
+	return n, nil
+}
+
+// chargeMemory books a /memory write against the session's per-turn
+// allowance.
+func (c *call) chargeMemory(ctx context.Context, rel string, n int64) (func(), error) {
+	ws, err := (&wsFS{c: c}).ws(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ws.ChargeTurn(RouteMemory+"/"+rel, n)
+}
+
+// decode decodes a tool's arguments into T. Unknown arguments are
+// ignored, as the reference server ignores them.
+func decode[T any](raw json.RawMessage) (T, error) {
+	var v T
+	if len(raw) == 0 || string(raw) == "null" {
+		return v, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return v, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "argument %q: want %s, got JSON %s", te.Field, jsonType(te.Type.Kind().String()), te.Value)
+		}
+		return v, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "arguments are not a JSON object of the tool's input schema")
+	}
+	return v, nil
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "float64", "int", "int64":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return kind
+}
+
+// lineCount converts an optional number argument to a non-negative line
+// count.
+func lineCount(name string, v *float64) (int, bool, error) {
+	if v == nil {
+		return 0, false, nil
+	}
+	if *v < 0 || *v != float64(int(*v)) || *v > 1e9 {
+		return 0, false, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "%s %v: want a whole number of lines >= 0", name, *v)
+	}
+	return int(*v), true, nil
+}
+
+// errorCode is the code an error result carries: the store's code in
+// upper case (QUOTA_EXCEEDED, NOT_FOUND, ...).
+func errorCode(err error) string {
+	code := artifacts.CodeOf(err)
+	if code == artifacts.CodeUnknown || code == "" {
+		code = artifacts.CodeIO
+	}
+	return strings.ToUpper(string(code))
+}
+
+// message says what failed for whom, without Go-internal prefixes.
+func (c *call) message(err error) string {
+	p := c.info.path
+	if p == "" {
+		p = "the path"
+	}
+	var ae *artifacts.Error
+	if !errors.As(err, &ae) {
+		return fmt.Sprintf("%s: %s", p, plainCause(err))
+	}
+	if ae.Err == nil || ae.Code == artifacts.CodeQuotaExceeded {
+		return ae.Msg
+	}
+	switch ae.Code {
+	case artifacts.CodeNotFound:
+		return p + " does not exist"
+	case artifacts.CodePermission:
+		if strings.Contains(ae.Err.Error(), "path escapes from parent") {
+			return p + ": the path leads outside its root through a symbolic link; links are not followed"
+		}
+		return p + ": permission denied"
+	}
+	return fmt.Sprintf("%s: %s", p, plainCause(ae.Err))
+}
+
+// plainCause describes an operating-system error in words.
+func plainCause(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOTEMPTY):
+		return "the directory is not empty"
+	case errors.Is(err, syscall.EISDIR):
+		return "is a directory"
+	case errors.Is(err, syscall.ENOTDIR):
+		return "a component of the path is not a directory"
+	case errors.Is(err, syscall.ELOOP):
+		return "a symbolic link is in the way; links are not followed"
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist"
+	case errors.Is(err, fs.ErrExist):
+		return "already exists"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, syscall.ENOSPC):
+		return "no space left on the device"
+	}
+	var ae *artifacts.Error
+	if errors.As(err, &ae) && ae.Msg != "" {
+		return ae.Msg
+	}
+	return "input/output error"
+}
+
+// errorResult is the error result of a failed call: text for the model and
+// structured content with the stable code (and, for QUOTA_EXCEEDED, the
+// allowance left and the limits).
+func (c *call) errorResult(err error) *mcp.CallToolResult {
+	code := errorCode(err)
+	msg := c.message(err)
+	text := "Error: " + code + ": " + msg
+	sc := map[string]any{"content": text, "code": code, "message": msg}
+	if c.info.path != "" {
+		sc["path"] = c.info.path
+	}
+	if code == "QUOTA_EXCEEDED" {
+		var ae *artifacts.Error
+		rem := int64(0)
+		if errors.As(err, &ae) {
+			rem = ae.Remaining
+		}
+		var q workspace.Quota
+		if c.ws != nil {
+			q = c.ws.Quota().Quota
+		}
+		sc["remaining_bytes"] = rem
+		sc["turn_limit_bytes"] = q.TurnBytes
+		sc["total_limit_bytes"] = q.TotalBytes
+		sc["max_files"] = c.s.opts.MaxFiles
+		text = fmt.Sprintf("%s (remaining_bytes: %d; per-turn limit: %s; total limit: %s)", text, rem, limitText(q.TurnBytes), limitText(q.TotalBytes))
+		sc["content"] = text
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}
+}
+
+func limitText(n int64) string {
+	if n <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// textResult is a successful result with one text block, shaped as the
+// reference server's ({"content": text} as structured content).
+func textResult(text string, notes ...string) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	sc := map[string]any{"content": text}
+	if len(notes) > 0 {
+		n := strings.Join(notes, "\n")
+		res.Content = append(res.Content, &mcp.TextContent{Text: n})
+		sc["note"] = n
+	}
+	res.StructuredContent = sc
+	return res
+}

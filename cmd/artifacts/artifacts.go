@@ -56,7 +56,7 @@ type deps struct {
 	// Config returns the resolved global settings.
 	Config func() (*cmdutil.Config, error)
 	// OpenStore opens the store named by --store.
-	OpenStore func(ctx context.Context) (artifacts.Store, error)
+	OpenStore func(ctx context.Context) (*artifacts.Store, error)
 	// Logger returns the diagnostics logger (stderr).
 	Logger func() *slog.Logger
 	// Now is the clock, for relative times on a terminal.

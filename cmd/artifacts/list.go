@@ -175,7 +175,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 
 // ListNames lists a scope's names: one page of limit names after cursor,
 // or every page from cursor on when all is true.
-func ListNames(ctx context.Context, st artifacts.Store, scope artifacts.Scope, limit int, cursor string, all bool) (ListResult, error) {
+func ListNames(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, limit int, cursor string, all bool) (ListResult, error) {
 	res := ListResult{Scope: ScopeJSON(scope), Items: []NameItem{}}
 	for {
 		page, err := st.ListNames(ctx, scope, artifacts.ListOptions{Limit: limit, Cursor: cursor})
@@ -226,15 +226,14 @@ func printNames(opts *ListOptions, res ListResult) error {
 }
 
 // listScopes walks the store and sums every scope's published versions.
-func listScopes(ctx context.Context, d deps, st artifacts.Store) (ScopeListResult, error) {
-	w, ok := st.(artifacts.Walker)
-	if !ok {
-		return ScopeListResult{}, cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
-			fmt.Errorf("the %s store cannot enumerate its scopes; give a scope with --app", st.Capabilities().Name))
+func listScopes(ctx context.Context, d deps, st *artifacts.Store) (ScopeListResult, error) {
+	if !st.CanWalk() {
+		return ScopeListResult{}, artifacts.Errorf(artifacts.CodeUnsupported, "list scopes", nil,
+			"the %s store cannot enumerate its scopes; give a scope with --app", st.Capabilities().Name)
 	}
 	res := ScopeListResult{Items: []ScopeItem{}}
 	unknown, problems := 0, 0
-	err := w.Walk(ctx, func(u artifacts.ScopeUsage) error {
+	err := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		n := 0
 		for _, nu := range u.Names {
 			n += len(nu.Problems)

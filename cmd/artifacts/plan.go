@@ -107,7 +107,7 @@ func SelectorString(sel artifacts.Selector) string {
 // does not decode fails with corrupt_artifact while a version whose
 // payload is damaged or missing is planned like any other. A name with
 // nothing to delete is not_found.
-func ComputePlan(ctx context.Context, st artifacts.Store, store string, scope artifacts.Scope, name string, sel artifacts.Selector) (Plan, error) {
+func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope artifacts.Scope, name string, sel artifacts.Selector) (Plan, error) {
 	body := PlanBody{
 		Action:   ActionDelete,
 		Store:    store,

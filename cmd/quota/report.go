@@ -28,7 +28,7 @@ type ReportOptions struct {
 	IO        *iostreams.IOStreams
 	Config    func() (*cmdutil.Config, error)
 	StoreURI  func() (cmdutil.StoreURI, error)
-	OpenStore func(context.Context) (artifacts.Store, error)
+	OpenStore func(context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 
 	// Scope is --app/--user/--session.
@@ -198,8 +198,8 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := st.(artifacts.Walker); !ok {
-		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s adapter cannot walk its store", st.Capabilities().Name))
+	if !st.CanWalk() {
+		return artifacts.Errorf(artifacts.CodeUnsupported, "quota report", nil, "the %s store cannot walk its store", st.Capabilities().Name)
 	}
 	prog := output.NewProgress(opts.IO)
 	prog.Start("quota: read the records of")

@@ -22,7 +22,7 @@
 // fsynced after its removals.
 //
 // Verify reads every published version (or one scope's) through the
-// artifacts.Store interface, so it works on any store that implements
+// *artifacts.Store interface, so it works on any store that implements
 // artifacts.Walker.
 package repair
 

@@ -132,7 +132,7 @@ type Options struct {
 	Scratch string
 	// Store receives the snapshots; nil when none is configured (then only
 	// Discard can remove anything).
-	Store artifacts.Store
+	Store *artifacts.Store
 	// Idle is the threshold: a workspace idle longer than this is removed.
 	Idle time.Duration
 	// DryRun plans and reports, changing nothing.

@@ -58,7 +58,7 @@ type Store struct {
 }
 
 var (
-	_ artifacts.Store         = (*Store)(nil)
+	_ artifacts.Driver        = (*Store)(nil)
 	_ artifacts.ScopeLister   = (*Store)(nil)
 	_ artifacts.Walker        = (*Store)(nil)
 	_ artifacts.PayloadOpener = (*Store)(nil)

@@ -88,7 +88,7 @@ type version struct {
 }
 
 var (
-	_ artifacts.Store       = (*Store)(nil)
+	_ artifacts.Driver      = (*Store)(nil)
 	_ artifacts.ScopeLister = (*Store)(nil)
 	_ artifacts.Walker      = (*Store)(nil)
 )

@@ -361,3 +361,13 @@ func (s *Store) ScopeSlots(ctx context.Context) (int, error) {
 	}
 	return c.ScopeSlots(ctx)
 }
+
+// PageSize returns the page size a driver serves: Limit, which Store has
+// set and checked, or DefaultPageLimit when a caller that is not Store left
+// it at zero.
+func (o ListOptions) PageSize() int {
+	if o.Limit <= 0 {
+		return DefaultPageLimit
+	}
+	return o.Limit
+}

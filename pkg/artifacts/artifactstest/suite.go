@@ -89,6 +89,7 @@ func Run(t *testing.T, h Harness) {
 	s := &suite{h: h}
 	tests := []test{
 		{"Capabilities", testCapabilities},
+		{"Facts", testFacts},
 		{"RoundTrip", testRoundTrip},
 		{"DefaultMIMEType", testDefaultMIMEType},
 		{"MetadataRoundTrip", testMetadataRoundTrip},

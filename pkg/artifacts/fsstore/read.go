@@ -49,15 +49,9 @@ func scanNameDir(dir string, wantData bool) (nameScan, error) {
 	return sc, nil
 }
 
-// nameDir checks scope and name and returns the name directory, refusing
-// symbolic links on the way.
+// nameDir returns the name directory of a scope and name (checked by
+// artifacts.Store), refusing symbolic links on the way.
 func (s *Store) nameDir(op string, scope artifacts.Scope, name string) (string, error) {
-	if err := scope.Validate(); err != nil {
-		return "", err
-	}
-	if err := artifacts.ValidateName(name); err != nil {
-		return "", err
-	}
 	scopeDir := filepath.Join(s.scopes, scope.Hash())
 	dir := filepath.Join(scopeDir, NamesDir, artifacts.NameHash(name))
 	for _, d := range []string{scopeDir, filepath.Dir(dir), dir} {
@@ -127,9 +121,6 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 
 func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name string, version int64) (artifacts.Record, string, error) {
 	wrap := func(err error) error { return ioErr(op, err).With(scope, name, version) }
-	if version < 0 {
-		return artifacts.Record{}, "", wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is negative", version))
-	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, "", wrap(err)
 	}
@@ -215,10 +206,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	const op = "list versions"
 	var page artifacts.VersionPage
 	wrap := func(err error) error { return ioErr(op, err).With(scope, name, 0) }
-	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, wrap(err)
-	}
+	limit, after := opts.PageSize(), artifacts.VersionCursor(opts)
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, wrap(err)
 	}
@@ -272,10 +260,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 	const op = "list names"
 	var page artifacts.NamePage
 	wrap := func(err error) error { return ioErr(op, err).With(scope, "", 0) }
-	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, wrap(err)
-	}
+	limit := opts.PageSize()
 	scopeDir := filepath.Join(s.scopes, scope.Hash())
 	namesDir := filepath.Join(scopeDir, NamesDir)
 	for _, d := range []string{scopeDir, namesDir} {
@@ -549,27 +534,9 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	if err != nil {
 		return nil, wrap(err)
 	}
-	var targets []int64
-	switch sel.Kind {
-	case artifacts.SelectVersion:
-		if sel.Version < 1 {
-			return nil, wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is not positive", sel.Version))
-		}
-		if _, ok := slices.BinarySearch(sc.published, sel.Version); !ok {
-			return nil, wrap(artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version"))
-		}
-		targets = []int64{sel.Version}
-	case artifacts.SelectLatest:
-		if len(sc.published) > 0 {
-			targets = sc.published[len(sc.published)-1:]
-		}
-	case artifacts.SelectAll:
-		targets = sc.published
-	default:
-		return nil, wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "unknown selector %q", sel.Kind))
-	}
-	if len(targets) == 0 {
-		return nil, wrap(artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version"))
+	targets, err := sel.Resolve(op, sc.published)
+	if err != nil {
+		return nil, wrap(err)
 	}
 	recs := make([]artifacts.Record, 0, len(targets))
 	for _, n := range targets {

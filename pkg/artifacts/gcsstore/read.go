@@ -145,14 +145,6 @@ func (s *Store) readRecord(ctx context.Context, op, objName string, gen int64) (
 	return rec, nil
 }
 
-// checkArgs validates a scope and a name.
-func checkArgs(scope artifacts.Scope, name string) error {
-	if err := scope.Validate(); err != nil {
-		return err
-	}
-	return artifacts.ValidateName(name)
-}
-
 // Stat returns the record of a version (0 for the latest).
 func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
 	const op = "stat"
@@ -167,12 +159,6 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 
 // stat finds and checks the record of a version (0 for the latest).
 func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
-	if err := checkArgs(scope, name); err != nil {
-		return artifacts.Record{}, err
-	}
-	if version < 0 {
-		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is negative", version)
-	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, err
 	}
@@ -229,9 +215,6 @@ func (s *Store) Get(ctx context.Context, scope artifacts.Scope, name string, ver
 // (Capabilities.VerifiedRanges is false).
 func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string, version, offset, length int64) (*artifacts.Reader, error) {
 	const op = "get"
-	if offset < 0 || length < -1 {
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "offset %d, length %d", offset, length).With(scope, name, version)
-	}
 	rec, err := s.Stat(ctx, scope, name, version)
 	if err != nil {
 		return nil, relabel(err, op)
@@ -293,10 +276,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 
 func (s *Store) listVersions(ctx context.Context, op string, scope artifacts.Scope, name string, opts artifacts.ListOptions) (artifacts.VersionPage, error) {
 	var page artifacts.VersionPage
-	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, err
-	}
+	limit, after := opts.PageSize(), artifacts.VersionCursor(opts)
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err
 	}
@@ -379,10 +359,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 
 func (s *Store) listNames(ctx context.Context, op string, scope artifacts.Scope, opts artifacts.ListOptions) (artifacts.NamePage, error) {
 	var page artifacts.NamePage
-	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, err
-	}
+	limit := opts.PageSize()
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err
 	}
@@ -554,9 +531,6 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 }
 
 func (s *Store) delete(ctx context.Context, op string, scope artifacts.Scope, name string, sel artifacts.Selector) ([]artifacts.Record, error) {
-	if err := checkArgs(scope, name); err != nil {
-		return nil, err
-	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return nil, err
 	}
@@ -565,27 +539,9 @@ func (s *Store) delete(ctx context.Context, op string, scope artifacts.Scope, na
 	if err != nil {
 		return nil, err
 	}
-	var targets []int64
-	switch sel.Kind {
-	case artifacts.SelectVersion:
-		if sel.Version < 1 {
-			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is not positive", sel.Version)
-		}
-		if _, ok := sc.meta[sel.Version]; !ok {
-			return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version")
-		}
-		targets = []int64{sel.Version}
-	case artifacts.SelectLatest:
-		if len(sc.published) > 0 {
-			targets = sc.published[len(sc.published)-1:]
-		}
-	case artifacts.SelectAll:
-		targets = sc.published
-	default:
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "unknown selector %q", sel.Kind)
-	}
-	if len(targets) == 0 {
-		return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version")
+	targets, err := sel.Resolve(op, sc.published)
+	if err != nil {
+		return nil, err
 	}
 	recs := make([]artifacts.Record, 0, len(targets))
 	for _, n := range targets {

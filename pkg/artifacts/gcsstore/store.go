@@ -253,6 +253,10 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		MaxScanEntries:   s.opts.MaxScanEntries,
 		VerifiedRanges:   false,
 		Durable:          true,
+		FirstVersion:     1,
+		StoresDigest:     true,
+		MaxRecordBytes:   s.opts.MaxRecordBytes,
+		MaxNameBytes:     artifacts.MaxNameBytes,
 	}
 }
 

@@ -211,7 +211,7 @@ func TestOptions(t *testing.T) {
 	if rec.CreatedAt != now.UnixMilli() {
 		t.Errorf("created_at %d, want %d", rec.CreatedAt, now.UnixMilli())
 	}
-	if _, err := s.ListNames(t.Context(), scopeA, artifacts.ListOptions{Limit: 6}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+	if _, err := artifacts.NewStore(s).ListNames(t.Context(), scopeA, artifacts.ListOptions{Limit: 6}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
 		t.Errorf("ListNames past MaxPageLimit: %v", err)
 	}
 }

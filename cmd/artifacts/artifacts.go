@@ -14,8 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +21,7 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -109,25 +108,14 @@ func validateLimit(limit int) error {
 	return nil
 }
 
-// safeWord matches arguments a POSIX shell takes literally.
-var safeWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
-
-// shellQuote quotes s for a POSIX shell, for the commands printed in hints.
-func shellQuote(s string) string {
-	if safeWord.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // scopeArgs returns the scope flags selecting s, shell-quoted.
 func scopeArgs(s artifacts.Scope) []string {
-	args := []string{"--app", shellQuote(s.App)}
+	args := []string{"--app", shell.Quote(s.App)}
 	if s.Kind == artifacts.KindUser || s.Kind == artifacts.KindSession {
-		args = append(args, "--user", shellQuote(s.User))
+		args = append(args, "--user", shell.Quote(s.User))
 	}
 	if s.Kind == artifacts.KindSession {
-		args = append(args, "--session", shellQuote(s.Session))
+		args = append(args, "--session", shell.Quote(s.Session))
 	}
 	return args
 }

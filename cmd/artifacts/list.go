@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -220,7 +221,7 @@ func printNames(opts *ListOptions, res ListResult) error {
 		return err
 	}
 	if res.NextCursor != nil {
-		fmt.Fprintf(opts.IO.ErrOut, "More names: add --cursor %s for the next page, or --all.\n", shellQuote(*res.NextCursor))
+		fmt.Fprintf(opts.IO.ErrOut, "More names: add --cursor %s for the next page, or --all.\n", shell.Quote(*res.NextCursor))
 	}
 	return nil
 }

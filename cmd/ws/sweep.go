@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +17,7 @@ import (
 	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/sweep"
 )
@@ -318,7 +318,7 @@ func readSweepConfirmation(opts *SweepOptions) (sweep.Confirmation, error) {
 
 // nextSweepCommand is the command line that confirms a discard plan.
 func nextSweepCommand(cfg *cmdutil.Config, opts *SweepOptions, planID string) string {
-	s := "agentstore ws sweep --scratch " + shellQuote(cfg.Scratch) + " --idle " + opts.Idle.String()
+	s := "agentstore ws sweep --scratch " + shell.Quote(cfg.Scratch) + " --idle " + opts.Idle.String()
 	if opts.Discard {
 		s += " --discard"
 	}
@@ -326,15 +326,6 @@ func nextSweepCommand(cfg *cmdutil.Config, opts *SweepOptions, planID string) st
 		s += " --max-removals " + strconv.Itoa(opts.MaxRemovals)
 	}
 	return s + " --confirm " + planID
-}
-
-func shellQuote(s string) string {
-	for _, r := range s {
-		if !(r == '/' || r == '-' || r == '_' || r == '.' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
 }
 
 func sweepOutput(rep *sweep.Report) SweepOutput {

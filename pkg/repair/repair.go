@@ -42,6 +42,8 @@ import (
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/pool"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
@@ -360,7 +362,7 @@ func (s *scanner) scan(ctx context.Context, root string, rep *Report) ([]*planne
 	// Stage 1: the names/ directory of every scope.
 	var nameDirs []string
 	var mu sync.Mutex
-	err = forEach(ctx, s.opts.Workers, scopeDirs, func(dir string) error {
+	err = pool.Each(ctx, s.opts.Workers, scopeDirs, func(dir string) error {
 		names := filepath.Join(dir, fsstore.NamesDir)
 		missing, err := realDir(names)
 		if err != nil || missing {
@@ -390,7 +392,7 @@ func (s *scanner) scan(ctx context.Context, root string, rep *Report) ([]*planne
 		return nil, err
 	}
 	// Stage 2: every name directory.
-	err = forEach(ctx, s.opts.Workers, nameDirs, func(dir string) error {
+	err = pool.Each(ctx, s.opts.Workers, nameDirs, func(dir string) error {
 		err := s.nameDir(dir)
 		if s.limited.Load() {
 			cancel()
@@ -561,38 +563,6 @@ func readRecord(path string) (artifacts.Record, error) {
 	return artifacts.DecodeRecord(b)
 }
 
-// forEach runs fn on every item with up to workers goroutines and returns
-// the first error; it stops handing out items once ctx is done or fn
-// failed.
-func forEach[T any](ctx context.Context, workers int, items []T, fn func(T) error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	stop := atomic.Bool{}
-	for range min(workers, len(items)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() && ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if i >= int64(len(items)) {
-					return
-				}
-				if err := fn(items[i]); err != nil {
-					once.Do(func() { first = err })
-					stop.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
-}
-
 // DeleteCommand returns the agentstore command line that deletes one
 // version, every argument quoted for a POSIX shell when it needs to be.
 func DeleteCommand(store string, scope artifacts.Scope, name string, version int64) string {
@@ -605,27 +575,7 @@ func DeleteCommand(store string, scope artifacts.Scope, name string, version int
 	}
 	args = append(args, "--name", name, "--version", fmt.Sprint(version))
 	for i, a := range args {
-		args[i] = ShellQuote(a)
+		args[i] = shell.Quote(a)
 	}
 	return strings.Join(args, " ")
-}
-
-// ShellQuote quotes s for a POSIX shell: unchanged when it holds only
-// characters no shell treats specially, else in single quotes.
-func ShellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("@%+=:,./_-", c) >= 0) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -290,24 +290,7 @@ func TestCorruptRecordWithoutPayload(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"demo-a":       "demo-a",
-		"":             "''",
-		"sessão/ü 1":   "'sessão/ü 1'",
-		"it's":         `'it'\''s'`,
-		"$(rm -rf /)":  "'$(rm -rf /)'",
-		"a/b.txt":      "a/b.txt",
-		"--app=x":      "--app=x",
-		"new\nline":    "'new\nline'",
-		"glob*":        "'glob*'",
-		"/tmp/x y/st":  "'/tmp/x y/st'",
-		"user@host:80": "user@host:80",
-	} {
-		if got := repair.ShellQuote(in); got != want {
-			t.Errorf("ShellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
+func TestDeleteCommand(t *testing.T) {
 	got := repair.DeleteCommand("/s", artifacts.UserScope("a b", "u"), "n", 3)
 	if got != "agentstore artifacts delete --store /s --app 'a b' --user u --name n --version 3" {
 		t.Fatal(got)

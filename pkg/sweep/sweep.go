@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/pool"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
@@ -389,25 +390,10 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 // parallel runs work(0..n-1) on up to workers goroutines, stopping early
 // when ctx is done.
 func parallel(ctx context.Context, workers, n int, work func(i int)) error {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(workers, max(n, 1)) {
-		wg.Go(func() {
-			for i := range next {
-				work(i)
-			}
-		})
+	if err := pool.Each(ctx, workers, pool.Indexes(n), func(i int) error { work(i); return nil }); err != nil {
+		return artifacts.CheckContext(ctx, "sweep")
 	}
-	var err error
-	for i := range n {
-		if err = artifacts.CheckContext(ctx, "sweep"); err != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return err
+	return nil
 }
 
 // candidates returns the entries to remove, at most MaxRemovals when

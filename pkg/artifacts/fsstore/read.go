@@ -9,10 +9,10 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/pool"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -487,36 +487,7 @@ func (s *Store) complete(in *nameInfo, scope artifacts.Scope) error {
 // parallel runs work on every item with a few goroutines: the work is
 // system calls, so more goroutines than processors keep the disk busy.
 func parallel[T any](ctx context.Context, items []T, work func(T)) error {
-	workers := min(len(items), 4*runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for _, it := range items {
-			if err := artifacts.CheckContext(ctx, "scan"); err != nil {
-				return err
-			}
-			work(it)
-		}
-		return nil
-	}
-	var next int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= int64(len(items)) {
-					return
-				}
-				work(items[i])
-			}
-		}()
-	}
-	wg.Wait()
+	pool.Each(ctx, 4*runtime.GOMAXPROCS(0), items, func(it T) error { work(it); return nil })
 	return artifacts.CheckContext(ctx, "scan")
 }
 

@@ -7,12 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	"github.com/agentstore/agentstore/internal/pool"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -495,23 +494,7 @@ func (s *Store) resolveNames(ctx context.Context, op string, scope artifacts.Sco
 // parallel runs work on every item with at most Options.Workers goroutines
 // and returns the context's error if it ended first.
 func parallel[T any](ctx context.Context, workers int, items []T, work func(T)) error {
-	workers = min(workers, len(items))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if i >= int64(len(items)) {
-					return
-				}
-				work(items[i])
-			}
-		}()
-	}
-	wg.Wait()
+	pool.Each(ctx, workers, items, func(it T) error { work(it); return nil })
 	return artifacts.CheckContext(ctx, "scan")
 }
 

@@ -143,7 +143,7 @@ func readMarker(root *os.Root, name, dir string) (marker, error) {
 	if err != nil {
 		return marker{}, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxIndexBytes {
+	if !fi.Mode().IsRegular() || fi.Size() > maxMarkerBytes {
 		return marker{}, fmt.Errorf("marker %s is not a small regular file", name)
 	}
 	b, err := root.ReadFile(name)

@@ -34,7 +34,7 @@ func registerValueCompletions(f *cmdutil.Factory, root *cobra.Command) {
 // completionStore opens the store named by the command line being
 // completed: the settings are resolved again from cmd's flags, since the
 // completion request itself was set up without them.
-func completionStore(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) (artifacts.Store, error) {
+func completionStore(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) (*artifacts.Store, error) {
 	if err := f.Setup(cmd, true); err != nil {
 		return nil, err
 	}
@@ -57,11 +57,7 @@ func completeScopePart(f *cmdutil.Factory, part string) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		sl, ok := st.(artifacts.ScopeLister)
-		if !ok {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		scopes, err := sl.ListScopes(ctx)
+		scopes, err := st.ListScopes(ctx)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -11,10 +11,10 @@ import (
 
 // The command line opens stores through these adapters.
 func init() {
-	cmdutil.OpenFS = func(root string) (artifacts.Store, error) {
+	cmdutil.OpenFS = func(root string) (artifacts.Driver, error) {
 		return fsstore.Open(root, fsstore.Options{})
 	}
-	cmdutil.OpenGCS = func(ctx context.Context, bucket, prefix string) (artifacts.Store, error) {
+	cmdutil.OpenGCS = func(ctx context.Context, bucket, prefix string) (artifacts.Driver, error) {
 		return gcsstore.OpenURI(ctx, bucket, prefix, gcsstore.Options{})
 	}
 }

@@ -55,7 +55,7 @@ type deps struct {
 	// Config returns the resolved global settings.
 	Config func() (*cmdutil.Config, error)
 	// OpenStore opens the store named by --store.
-	OpenStore func(ctx context.Context) (artifacts.Store, error)
+	OpenStore func(ctx context.Context) (*artifacts.Store, error)
 	// Logger returns the diagnostics logger (stderr).
 	Logger func() *slog.Logger
 	// Now is the clock, for relative times on a terminal.
@@ -115,18 +115,14 @@ func validateLimit(limit int) error {
 // limitHelp is the help text of --limit.
 var limitHelp = fmt.Sprintf("%%s per page, at most %d (--all follows every page)", artifacts.DefaultMaxPageLimit)
 
-// shellQuote quotes s for the commands printed in hints (see
-// internal/shell: the CLI's one quoting rule).
-func shellQuote(s string) string { return shell.Quote(s) }
-
 // scopeArgs returns the scope flags selecting s, shell-quoted.
 func scopeArgs(s artifacts.Scope) []string {
-	args := []string{"--app", shellQuote(s.App)}
+	args := []string{"--app", shell.Quote(s.App)}
 	if s.Kind == artifacts.KindUser || s.Kind == artifacts.KindSession {
-		args = append(args, "--user", shellQuote(s.User))
+		args = append(args, "--user", shell.Quote(s.User))
 	}
 	if s.Kind == artifacts.KindSession {
-		args = append(args, "--session", shellQuote(s.Session))
+		args = append(args, "--session", shell.Quote(s.Session))
 	}
 	return args
 }

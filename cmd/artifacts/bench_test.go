@@ -49,7 +49,7 @@ func benchRoot(b *testing.B) string {
 				return
 			}
 			if st, err := fsstore.Open(dir, fsstore.Options{}); err == nil {
-				if p, err := ListNames(context.Background(), st, benchScope, 1000, "", true); err == nil && len(p.Items) == benchNames {
+				if p, err := ListNames(context.Background(), artifacts.NewStore(st), benchScope, 1000, "", true); err == nil && len(p.Items) == benchNames {
 					return // built by an earlier run
 				}
 			}
@@ -173,11 +173,15 @@ func BenchmarkListPageCommand(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts.OpenStore = func(context.Context) (artifacts.Store, error) {
+			opts.OpenStore = func(context.Context) (*artifacts.Store, error) {
 				if tc.mode == "warm" {
-					return warm, nil
+					return artifacts.NewStore(warm), nil
 				}
-				return fsstore.Open(root, fsstore.Options{})
+				cold, err := fsstore.Open(root, fsstore.Options{})
+				if err != nil {
+					return nil, err
+				}
+				return artifacts.NewStore(cold), nil
 			}
 			ctx := context.Background()
 			for i := 0; b.Loop(); i++ {

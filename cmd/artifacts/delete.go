@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -270,9 +271,9 @@ func countVersions(n int) string {
 
 // nextCommand is the command line that confirms plan.
 func nextCommand(opts *DeleteOptions, plan Plan) string {
-	args := []string{"agentstore", "artifacts", "delete", "--store", shellQuote(plan.Store)}
+	args := []string{"agentstore", "artifacts", "delete", "--store", shell.Quote(plan.Store)}
 	args = append(args, scopeArgs(opts.Scope)...)
-	args = append(args, "--name", shellQuote(opts.Name))
+	args = append(args, "--name", shell.Quote(opts.Name))
 	switch opts.Selector.Kind {
 	case artifacts.SelectVersion:
 		args = append(args, "--version", strconv.FormatInt(opts.Selector.Version, 10))

@@ -18,6 +18,7 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -151,7 +152,7 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return output.JSON(opts.IO.Out, GetResult{Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
 	}
 	fmt.Fprintf(opts.IO.Out, "Wrote %s v%d of %s to %s (%s, SHA-256 %s, verified)\n",
-		shellQuote(rec.Name), rec.Version, rec.Scope, path, output.Size(rec.Size), rec.Digest)
+		shell.Quote(rec.Name), rec.Version, rec.Scope, path, output.Size(rec.Size), rec.Digest)
 	return nil
 }
 

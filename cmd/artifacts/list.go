@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -193,7 +194,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 
 // ListNames lists a scope's names: one page of limit names after cursor,
 // or every page from cursor on when all is true.
-func ListNames(ctx context.Context, st artifacts.Store, scope artifacts.Scope, limit int, cursor string, all bool) (ListResult, error) {
+func ListNames(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, limit int, cursor string, all bool) (ListResult, error) {
 	res := ListResult{Scope: ScopeJSON(scope), Items: []NameItem{}}
 	for {
 		page, err := st.ListNames(ctx, scope, artifacts.ListOptions{Limit: limit, Cursor: cursor})
@@ -238,21 +239,20 @@ func printNames(opts *ListOptions, res ListResult) error {
 		return err
 	}
 	if res.NextCursor != nil {
-		fmt.Fprintf(opts.IO.ErrOut, "More names: add --cursor %s for the next page, or --all.\n", shellQuote(*res.NextCursor))
+		fmt.Fprintf(opts.IO.ErrOut, "More names: add --cursor %s for the next page, or --all.\n", shell.Quote(*res.NextCursor))
 	}
 	return nil
 }
 
 // listScopes walks the store and sums every scope's published versions.
-func listScopes(ctx context.Context, d deps, st artifacts.Store) (ScopeListResult, error) {
-	w, ok := st.(artifacts.Walker)
-	if !ok {
-		return ScopeListResult{}, cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
-			fmt.Errorf("the %s store cannot enumerate its scopes; give a scope with --app", st.Capabilities().Name))
+func listScopes(ctx context.Context, d deps, st *artifacts.Store) (ScopeListResult, error) {
+	if !st.CanWalk() {
+		return ScopeListResult{}, artifacts.Errorf(artifacts.CodeUnsupported, "list scopes", nil,
+			"the %s store cannot enumerate its scopes; give a scope with --app", st.Capabilities().Name)
 	}
 	res := ScopeListResult{Items: []ScopeItem{}}
 	unknown := 0
-	err := w.Walk(ctx, func(u artifacts.ScopeUsage) error {
+	err := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		var t artifacts.Tally
 		names := 0
 		for _, nu := range u.Names {

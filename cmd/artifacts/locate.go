@@ -122,8 +122,11 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 	}
 	res := LocateResult{Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
 	roles := []struct{ role, suffix string }{{"record", "meta"}, {"payload", "data"}, {"reservation", "reserve"}}
-	switch s := st.(type) {
-	case *fsstore.Store:
+	var fst *fsstore.Store
+	var gst *gcsstore.Store
+	switch {
+	case st.As(&fst):
+		s := fst
 		dir := s.NameDir(opts.Scope, opts.Name)
 		for _, r := range roles {
 			lf := LocatedFile{Role: r.role, Location: filepath.Join(dir, fsstore.VersionFile(v, r.suffix))}
@@ -136,7 +139,8 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 			}
 			res.Files = append(res.Files, lf)
 		}
-	case *gcsstore.Store:
+	case st.As(&gst):
+		s := gst
 		bkt := s.Client().Bucket(s.Bucket())
 		for _, r := range roles {
 			obj := s.ObjectName(opts.Scope, opts.Name, v, gcsstore.Suffix(r.suffix))

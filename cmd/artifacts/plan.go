@@ -107,7 +107,7 @@ func SelectorString(sel artifacts.Selector) string {
 // does not decode fails with corrupt_artifact while a version whose
 // payload is damaged or missing is planned like any other. A name with
 // nothing to delete is not_found.
-func ComputePlan(ctx context.Context, st artifacts.Store, store string, scope artifacts.Scope, name string, sel artifacts.Selector) (Plan, error) {
+func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope artifacts.Scope, name string, sel artifacts.Selector) (Plan, error) {
 	body := PlanBody{
 		Action:   ActionDelete,
 		Store:    store,
@@ -119,13 +119,14 @@ func ComputePlan(ctx context.Context, st artifacts.Store, store string, scope ar
 	add := func(r artifacts.Record) {
 		body.Versions = append(body.Versions, PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest})
 	}
+	if err := sel.Check("plan delete"); err != nil {
+		return Plan{}, err
+	}
 	switch sel.Kind {
 	case artifacts.SelectVersion, artifacts.SelectLatest:
 		v := sel.Version
 		if sel.Kind == artifacts.SelectLatest {
 			v = 0
-		} else if v < 1 {
-			return Plan{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "plan delete", nil, "version %d is not positive", v)
 		}
 		r, err := st.Stat(ctx, scope, name, v)
 		if err != nil {
@@ -151,8 +152,6 @@ func ComputePlan(ctx context.Context, st artifacts.Store, store string, scope ar
 		if len(body.Versions) == 0 {
 			return Plan{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, 0)
 		}
-	default:
-		return Plan{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "plan delete", nil, "unknown selector %q", sel.Kind)
 	}
 	return NewPlan(body)
 }

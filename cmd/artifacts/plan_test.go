@@ -211,7 +211,7 @@ func TestComputePlan(t *testing.T) {
 		{artifacts.Selector{Kind: artifacts.SelectLatest}, []PlanVersion{pv(recs[2])}, "latest"},
 		{artifacts.Selector{Kind: artifacts.SelectAll}, []PlanVersion{pv(recs[0]), pv(recs[1]), pv(recs[2])}, "all-versions"},
 	} {
-		p, err := ComputePlan(ctx, st, "mem://", scope, "f", tc.sel)
+		p, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", tc.sel)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,29 +226,29 @@ func TestComputePlan(t *testing.T) {
 		if id, _ := p.ID(); id != p.PlanID {
 			t.Errorf("%s: plan_id %s, body hashes to %s", tc.str, p.PlanID, id)
 		}
-		again, _ := ComputePlan(ctx, st, "mem://", scope, "f", tc.sel)
+		again, _ := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", tc.sel)
 		if again.PlanID != p.PlanID {
 			t.Errorf("%s: computing twice gives two ids", tc.str)
 		}
 	}
-	if _, err := ComputePlan(ctx, st, "mem://", scope, "nope", artifacts.Selector{Kind: artifacts.SelectAll}); !artifacts.IsNotFound(err) {
+	if _, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "nope", artifacts.Selector{Kind: artifacts.SelectAll}); !artifacts.IsNotFound(err) {
 		t.Errorf("unknown name: %v", err)
 	}
-	if _, err := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 9}); !artifacts.IsNotFound(err) {
+	if _, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 9}); !artifacts.IsNotFound(err) {
 		t.Errorf("unknown version: %v", err)
 	}
-	if _, err := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+	if _, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
 		t.Errorf("version 0: %v", err)
 	}
 	// A plan for --version 2 does not change when a version is added; a
 	// plan for --latest does.
-	v2, _ := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2})
-	latest, _ := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectLatest})
+	v2, _ := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2})
+	latest, _ := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectLatest})
 	if _, err := st.Put(ctx, scope, "f", strings.NewReader("four"), artifacts.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	v2b, _ := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2})
-	latestB, _ := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectLatest})
+	v2b, _ := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2})
+	latestB, _ := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectLatest})
 	if v2.PlanID != v2b.PlanID || latest.PlanID == latestB.PlanID {
 		t.Errorf("after a put: version plan %v, latest plan %v", v2.PlanID == v2b.PlanID, latest.PlanID == latestB.PlanID)
 	}

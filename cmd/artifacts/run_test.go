@@ -91,7 +91,13 @@ func newEnvAt(store, output string, tty bool) *env {
 	f := cmdutil.NewFactory(ios)
 	f.SetConfig(&cmdutil.Config{Store: store, Output: output, LogFormat: cmdutil.LogText})
 	f.Now = func() time.Time { return fixedNow }
-	f.OpenStore = func(context.Context) (artifacts.Store, error) { return fsstore.Open(store, fsstore.Options{}) }
+	f.OpenStore = func(context.Context) (*artifacts.Store, error) {
+		d, err := fsstore.Open(store, fsstore.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return artifacts.NewStore(d), nil
+	}
 	return &env{ios: ios, out: out, errOut: errOut, f: f, store: store}
 }
 

@@ -146,7 +146,7 @@ func runVersions(ctx context.Context, opts *VersionsOptions) error {
 
 // ListVersions lists a name's published versions: one page of limit
 // versions after cursor, or every page from cursor on when all is true.
-func ListVersions(ctx context.Context, st artifacts.Store, scope artifacts.Scope, name string, limit int, cursor int64, all bool) (VersionsResult, error) {
+func ListVersions(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, limit int, cursor int64, all bool) (VersionsResult, error) {
 	res := VersionsResult{Scope: ScopeJSON(scope), Name: name, Items: []VersionItem{}}
 	for {
 		c := ""

@@ -36,7 +36,7 @@ type RepairOptions struct {
 	Config   func() (*cmdutil.Config, error)
 	StoreURI func() (cmdutil.StoreURI, error)
 	// OpenStore opens a gs:// store (filesystem stores are opened by root).
-	OpenStore func(context.Context) (artifacts.Store, error)
+	OpenStore func(context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 	// Logger returns the diagnostics logger.
 	Logger func() *slog.Logger
@@ -158,8 +158,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		if err != nil {
 			return err
 		}
-		var ok bool
-		if gst, ok = st.(*gcsstore.Store); !ok {
+		if !st.As(&gst) {
 			return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
 				fmt.Errorf("fs repair cannot repair the %s adapter's store %s", st.Capabilities().Name, u.String()))
 		}

@@ -20,7 +20,7 @@ type VerifyOptions struct {
 	IO        *iostreams.IOStreams
 	Config    func() (*cmdutil.Config, error)
 	StoreURI  func() (cmdutil.StoreURI, error)
-	OpenStore func(context.Context) (artifacts.Store, error)
+	OpenStore func(context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 
 	Scope       cmdutil.ScopeFlags
@@ -119,8 +119,8 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, ok := st.(artifacts.Walker); !ok {
-		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s adapter cannot walk its store", st.Capabilities().Name))
+	if !st.CanWalk() {
+		return artifacts.Errorf(artifacts.CodeUnsupported, "verify", nil, "the %s store cannot walk its store", st.Capabilities().Name)
 	}
 	if only != nil {
 		if err := cmdutil.CheckScope(ctx, st, *only); err != nil {

@@ -43,7 +43,7 @@ func init() {
 type Options struct {
 	IO        *iostreams.IOStreams
 	Config    func() (*cmdutil.Config, error)
-	OpenStore func(context.Context) (artifacts.Store, error)
+	OpenStore func(context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 	// Stdin and Stdout carry the stdio transport (default: the process's).
 	Stdin  io.Reader

@@ -27,7 +27,7 @@ type ReportOptions struct {
 	IO        *iostreams.IOStreams
 	Config    func() (*cmdutil.Config, error)
 	StoreURI  func() (cmdutil.StoreURI, error)
-	OpenStore func(context.Context) (artifacts.Store, error)
+	OpenStore func(context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 
 	// Scope is --app/--user/--session.
@@ -184,8 +184,8 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := st.(artifacts.Walker); !ok {
-		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s adapter cannot walk its store", st.Capabilities().Name))
+	if !st.CanWalk() {
+		return artifacts.Errorf(artifacts.CodeUnsupported, "quota report", nil, "the %s store cannot walk its store", st.Capabilities().Name)
 	}
 	if qo.Scope != nil {
 		if err := cmdutil.CheckScope(ctx, st, scope); err != nil {

@@ -85,7 +85,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	var st artifacts.Store
+	var st *artifacts.Store
 	if cfg.Store != "" {
 		if st, err = opts.OpenStore(ctx); err != nil {
 			return err

@@ -333,7 +333,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) (err error) {
 
 // sweepStore opens --store; nil when none is configured: the default
 // store that does not exist yet counts as none.
-func sweepStore(ctx context.Context, opts *SweepOptions, cfg *cmdutil.Config) (artifacts.Store, error) {
+func sweepStore(ctx context.Context, opts *SweepOptions, cfg *cmdutil.Config) (*artifacts.Store, error) {
 	if cfg.StoreDefault {
 		u, err := opts.StoreURI()
 		if err != nil {

@@ -31,7 +31,7 @@ const (
 type deps struct {
 	IO        *iostreams.IOStreams
 	Config    func() (*cmdutil.Config, error)
-	OpenStore func(ctx context.Context) (artifacts.Store, error)
+	OpenStore func(ctx context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 	Logger    func() *slog.Logger
 }
@@ -61,7 +61,7 @@ func (d deps) scratch() (*cmdutil.Config, error) {
 // newManager opens the workspace manager over the configured scratch
 // root. The default root (no --scratch given) is created on first use, as
 // the default store is; a root that was given must exist.
-func (d deps) newManager(cfg *cmdutil.Config, st artifacts.Store) (*workspace.Manager, error) {
+func (d deps) newManager(cfg *cmdutil.Config, st *artifacts.Store) (*workspace.Manager, error) {
 	if cfg.ScratchDefault {
 		if err := os.MkdirAll(cfg.Scratch, 0o700); err != nil {
 			return nil, artifacts.Errorf(artifacts.CodeIO, "ws", err, "cannot create the default scratch root %s: give --scratch DIR or set %s", cfg.Scratch, cmdutil.EnvVar(cmdutil.KeyScratch))

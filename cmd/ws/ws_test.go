@@ -35,10 +35,10 @@ func testFactory(t *testing.T, output string, tty bool) (*cmdutil.Factory, *byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.OpenStore = func(context.Context) (artifacts.Store, error) { return st, nil }
+	f.OpenStore = func(context.Context) (*artifacts.Store, error) { return artifacts.NewStore(st), nil }
 	scratch := t.TempDir()
 	f.SetConfig(&cmdutil.Config{Scratch: scratch, Store: "x", Output: output, NoColor: true})
-	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: st, Now: func() time.Time { return now.Add(-90 * time.Second) }})
+	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st), Now: func() time.Time { return now.Add(-90 * time.Second) }})
 	if err != nil {
 		t.Fatal(err)
 	}

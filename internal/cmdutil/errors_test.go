@@ -48,6 +48,7 @@ func TestExitCode(t *testing.T) {
 		{"locked", &LockedError{Msg: "locked"}, "locked", 5},
 		{"foreign lock error", fmt.Errorf("sweep: %w", lockErr{}), "locked", 5},
 		{"unsupported store", CodedError(CodeUnsupportedStore, errors.New("no")), "unsupported_store", 1},
+		{"unsupported", aerr(artifacts.CodeUnsupported), "unsupported", 1},
 		{"timeout", context.DeadlineExceeded, "timeout", 1},
 		{"canceled", context.Canceled, "canceled", 1},
 		{"os not exist", fmt.Errorf("open: %w", os.ErrNotExist), "not_found", 1},

@@ -23,12 +23,12 @@ import (
 // OpenFS opens a filesystem store rooted at root (the directory holding
 // v1/). It is set by package cmd (cmd/stores.go) so that this package does
 // not import the adapter; while nil, file stores are unsupported.
-var OpenFS func(root string) (artifacts.Store, error)
+var OpenFS func(root string) (artifacts.Driver, error)
 
 // OpenGCS opens a Google Cloud Storage store in bucket under prefix. It is
 // set by package cmd (cmd/stores.go) from the GCS adapter; while nil, gs://
 // stores are unsupported.
-var OpenGCS func(ctx context.Context, bucket, prefix string) (artifacts.Store, error)
+var OpenGCS func(ctx context.Context, bucket, prefix string) (artifacts.Driver, error)
 
 // Factory holds the dependencies of commands as lazy functions, so that a
 // command only pays for (and can only fail on) what it uses, and tests can
@@ -46,7 +46,7 @@ type Factory struct {
 	// terminal, sentences).
 	Logger func() *slog.Logger
 	// OpenStore opens the store named by --store.
-	OpenStore func(ctx context.Context) (artifacts.Store, error)
+	OpenStore func(ctx context.Context) (*artifacts.Store, error)
 
 	mu      sync.Mutex
 	cfg     *Config
@@ -162,13 +162,13 @@ func (f *Factory) StoreURI() (StoreURI, error) {
 	return ParseStoreURI(cfg.Store)
 }
 
-func (f *Factory) openStore(ctx context.Context) (artifacts.Store, error) {
+func (f *Factory) openStore(ctx context.Context) (*artifacts.Store, error) {
 	u, err := f.StoreURI()
 	if err != nil {
 		return nil, err
 	}
 	f.Logger().Debug("open store", "uri", u.String())
-	var st artifacts.Store
+	var drv artifacts.Driver
 	switch u.Scheme {
 	case SchemeFile:
 		if OpenFS == nil {
@@ -180,24 +180,24 @@ func (f *Factory) openStore(ctx context.Context) (artifacts.Store, error) {
 				return nil, fmt.Errorf("creating the default store %s: %w", u.Root, err)
 			}
 		}
-		st, err = OpenFS(u.Root)
+		drv, err = OpenFS(u.Root)
 	case SchemeGCS:
 		if OpenGCS == nil {
 			return nil, CodedError(CodeUnsupportedStore, fmt.Errorf("gs:// stores are not supported by this build"))
 		}
-		st, err = OpenGCS(ctx, u.Bucket, u.Prefix)
+		drv, err = OpenGCS(ctx, u.Bucket, u.Prefix)
 	default:
 		return nil, CodedError(CodeUnsupportedStore, fmt.Errorf("unsupported store %q", u.String()))
 	}
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := st.(io.Closer); ok {
+	if c, ok := drv.(io.Closer); ok {
 		f.mu.Lock()
 		f.closers = append(f.closers, c)
 		f.mu.Unlock()
 	}
-	return st, nil
+	return artifacts.NewStore(drv), nil
 }
 
 // NewLogger returns the diagnostics logger for cfg writing to w: level

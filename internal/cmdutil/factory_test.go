@@ -12,10 +12,14 @@ import (
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
-// fakeStore is an artifacts.Store that records Close.
+// fakeStore is an artifacts.Driver that records Close.
 type fakeStore struct {
-	artifacts.Store
+	artifacts.Driver
 	closed bool
+}
+
+func (s *fakeStore) Capabilities() artifacts.Capabilities {
+	return artifacts.Capabilities{Name: "fake"}
 }
 
 func (s *fakeStore) Close() error { s.closed = true; return nil }
@@ -47,11 +51,12 @@ func TestFactoryOpenStore(t *testing.T) {
 	}
 	var gotBucket, gotPrefix string
 	gcs := &fakeStore{}
-	OpenGCS = func(_ context.Context, bucket, prefix string) (artifacts.Store, error) {
+	OpenGCS = func(_ context.Context, bucket, prefix string) (artifacts.Driver, error) {
 		gotBucket, gotPrefix = bucket, prefix
 		return gcs, nil
 	}
-	if st, err := f.OpenStore(ctx); err != nil || st != gcs {
+	var got *fakeStore
+	if st, err := f.OpenStore(ctx); err != nil || !st.As(&got) || got != gcs {
 		t.Fatalf("OpenGCS: %v, %v", st, err)
 	}
 	if gotBucket != "bucket-x" || gotPrefix != DefaultGCSPrefix {
@@ -64,7 +69,7 @@ func TestFactoryOpenStore(t *testing.T) {
 		t.Fatalf("nil OpenFS: %v", err)
 	}
 	var gotRoot string
-	OpenFS = func(root string) (artifacts.Store, error) {
+	OpenFS = func(root string) (artifacts.Driver, error) {
 		gotRoot = root
 		return nil, artifacts.Errorf(artifacts.CodeUnsafeStore, "open", nil, "symlink")
 	}

@@ -16,7 +16,7 @@ import (
 // CheckScope returns nil when scope holds at least one artifact in st, and
 // otherwise the error of ScopeNotFound: a scope filter that matches
 // nothing is not_found in every command, never an empty report.
-func CheckScope(ctx context.Context, st artifacts.Store, scope artifacts.Scope) error {
+func CheckScope(ctx context.Context, st *artifacts.Store, scope artifacts.Scope) error {
 	_, err := st.ListNames(ctx, scope, artifacts.ListOptions{Limit: 1})
 	if err == nil {
 		return nil
@@ -31,7 +31,7 @@ func CheckScope(ctx context.Context, st artifacts.Store, scope artifacts.Scope) 
 // that holds no artifact. When the store can list its scopes and one of
 // them differs from scope only in Unicode normalisation (NFC against NFD,
 // as macOS file names and some keyboards produce), the message names it.
-func ScopeNotFound(ctx context.Context, st artifacts.Store, scope artifacts.Scope) error {
+func ScopeNotFound(ctx context.Context, st *artifacts.Store, scope artifacts.Scope) error {
 	msg := fmt.Sprintf("%s holds no artifacts", scope)
 	if v, ok := NormalizationVariant(ctx, st, scope); ok {
 		msg += fmt.Sprintf("; the store has %s, whose ids differ only in Unicode normalisation (stored as %s, given as %s): select it with exactly its bytes, %s",
@@ -44,12 +44,8 @@ func ScopeNotFound(ctx context.Context, st artifacts.Store, scope artifacts.Scop
 
 // NormalizationVariant looks for a scope of st that is not scope but
 // equals it once every id is in Unicode normalisation form C.
-func NormalizationVariant(ctx context.Context, st artifacts.Store, scope artifacts.Scope) (artifacts.Scope, bool) {
-	sl, ok := st.(artifacts.ScopeLister)
-	if !ok {
-		return artifacts.Scope{}, false
-	}
-	scopes, err := sl.ListScopes(ctx)
+func NormalizationVariant(ctx context.Context, st *artifacts.Store, scope artifacts.Scope) (artifacts.Scope, bool) {
+	scopes, err := st.ListScopes(ctx)
 	if err != nil {
 		return artifacts.Scope{}, false
 	}

@@ -58,6 +58,11 @@ const (
 	CodeUnavailable Code = "unavailable"
 	// CodeIO means another input/output failure.
 	CodeIO Code = "io_error"
+	// CodeUnsupported means this store cannot do what was asked: its
+	// layout has no such scope kind, or its driver lacks the ability
+	// (walking the store, listing scopes, repair). Asking again will not
+	// help; another store might.
+	CodeUnsupported Code = "unsupported"
 )
 
 // Error is the error type every Store returns. It carries a stable Code and

@@ -1,63 +1,6 @@
 package artifacts
 
-import (
-	"context"
-	"io"
-)
-
-// Store keeps immutable, versioned artifacts in scopes. Every adapter
-// (filesystem, Google Cloud Storage, in-memory) implements it and must pass
-// the conformance suite in package artifactstest.
-//
-// The contract every adapter keeps:
-//   - Put makes a new version, 1 + the highest version ever reserved for the
-//     name; versions are never reused, not even after Delete.
-//   - A version is visible (to Get, the listings and Delete) only once its
-//     record is published, and the record is published last.
-//   - Get and GetRange return bytes through a Reader that reports
-//     CodeCorrupt instead of io.EOF when the payload's size or SHA-256 does
-//     not match the record; callers must treat any error as failure.
-//   - Every call takes a context; a deadline is checked before each
-//     publication step and bounds every I/O call.
-//   - Errors are *Error values with a stable Code.
-type Store interface {
-	// Put streams r into a new version of name in scope and returns its
-	// published record.
-	Put(ctx context.Context, scope Scope, name string, r io.Reader, opts PutOptions) (Record, error)
-	// Get opens a version (0 means the latest) for reading.
-	Get(ctx context.Context, scope Scope, name string, version int64) (*Reader, error)
-	// GetRange opens length bytes at offset of a version (0 means the
-	// latest); length -1 reads to the end. See Capabilities.VerifiedRanges.
-	GetRange(ctx context.Context, scope Scope, name string, version int64, offset, length int64) (*Reader, error)
-	// Stat returns the record of a version (0 means the latest) without
-	// reading its payload.
-	Stat(ctx context.Context, scope Scope, name string, version int64) (Record, error)
-	// ListNames returns a page of the scope's names that have at least one
-	// published version, sorted bytewise, after opts.Cursor.
-	ListNames(ctx context.Context, scope Scope, opts ListOptions) (NamePage, error)
-	// ListVersions returns a page of a name's published records, by
-	// ascending version, after opts.Cursor (a version number).
-	ListVersions(ctx context.Context, scope Scope, name string, opts ListOptions) (VersionPage, error)
-	// Delete removes the selected published versions and returns their
-	// records. Reservations stay, so the numbers are never reused.
-	Delete(ctx context.Context, scope Scope, name string, sel Selector) ([]Record, error)
-	// Capabilities describes the adapter's limits and guarantees.
-	Capabilities() Capabilities
-}
-
-// ScopeLister is implemented by stores that can enumerate every scope they
-// hold (by reading records, since directories and keys are hashed).
-type ScopeLister interface {
-	// ListScopes returns every scope that has at least one published version.
-	ListScopes(ctx context.Context) ([]Scope, error)
-}
-
-// PayloadOpener is implemented by stores that can open the payload of a
-// record already read (by Walk, say) without reading the record again.
-// The Reader verifies the payload against rec exactly as Get's does.
-type PayloadOpener interface {
-	OpenPayload(ctx context.Context, rec Record) (*Reader, error)
-}
+import "slices"
 
 // PutOptions are the optional parts of a Put.
 type PutOptions struct {
@@ -112,9 +55,12 @@ type Selector struct {
 	Version int64 // for SelectVersion
 }
 
-// Capabilities describes an adapter.
+// Capabilities declares, as data, what a driver's layout can and cannot
+// do: its limits and its facts. Store checks arguments against them and
+// commands adapt to them, instead of asking which driver they have.
+// Zero fields take the defaults NewStore documents.
 type Capabilities struct {
-	// Name is the adapter's name: "fs", "gcs" or "memory".
+	// Name is the driver's name: "fs", "gcs" or "memory".
 	Name string
 	// MaxArtifactBytes is the largest payload Put accepts.
 	MaxArtifactBytes int64
@@ -128,6 +74,30 @@ type Capabilities struct {
 	VerifiedRanges bool
 	// Durable is true when a published version survives a crash.
 	Durable bool
+
+	// ScopeKinds lists the scope kinds the layout can hold; nil means all
+	// three. Store refuses the others with CodeUnsupported.
+	ScopeKinds []Kind
+	// FirstVersion is the number of a name's first version (default 1).
+	FirstVersion int64
+	// ReusesVersions is true when a number freed by Delete may be given
+	// to a later Put; false when numbers are never reused.
+	ReusesVersions bool
+	// StoresDigest is true when every record holds its payload's SHA-256,
+	// so reads verify the digest and not only the size.
+	StoresDigest bool
+	// MaxRecordBytes is the largest encoded record the layout stores and
+	// reads (default MaxRecordFileBytes). Store refuses a Put whose record
+	// could not fit, with CodeInvalidMetadata, before the driver runs.
+	MaxRecordBytes int
+	// MaxNameBytes is the longest artifact name the layout takes (default
+	// and at most MaxNameBytes); the other name rules are ValidateName's.
+	MaxNameBytes int
+}
+
+// HasKind reports whether the layout can hold scopes of kind k.
+func (c Capabilities) HasKind(k Kind) bool {
+	return c.ScopeKinds == nil || slices.Contains(c.ScopeKinds, k)
 }
 
 // ScopeCapacity is the number of scopes a store can ever hold.
@@ -138,15 +108,6 @@ func (c Capabilities) NameCapacity() int { return c.MaxScanEntries / 2 }
 
 // VersionCapacity is the number of versions a name can ever reserve.
 func (c Capabilities) VersionCapacity() int { return c.MaxScanEntries / 3 }
-
-// Walker is implemented by stores that can walk every scope and name they
-// hold, reading records but never payloads. Listings of a whole store,
-// quota reports and verification are built on it.
-type Walker interface {
-	// Walk calls fn once per scope directory or prefix, in no set order.
-	// Walk stops at the first error fn returns and returns it.
-	Walk(ctx context.Context, fn func(ScopeUsage) error) error
-}
 
 // ScopeUsage is what Walk reports of one scope.
 type ScopeUsage struct {

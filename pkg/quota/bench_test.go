@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
 // BenchmarkReport times a report over 100,000 published versions in 2,000
@@ -33,7 +35,7 @@ func BenchmarkReport(b *testing.B) {
 	var r *Report
 	for b.Loop() {
 		var err error
-		r, err = Compute(ctx, st, Options{})
+		r, err = Compute(ctx, artifacts.NewStore(st), Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,10 +9,9 @@
 // name slots used and the fullest name's reservations, and names the
 // binding limit: whichever of the two is closer to its ceiling.
 //
-// It works on any store that implements artifacts.Walker, reading records
-// and never payloads. For the scope count it also reads the scope slots of
-// a filesystem store (see FSScopeSlots) or asks a store that implements
-// ScopeSlotCounter.
+// It works on any store whose driver can walk it, reading records and
+// never payloads. For the scope count it also asks the store for its scope
+// slots (artifacts.Store.ScopeSlots); it never reads a layout itself.
 //
 // The workspace side measures every session directory under a scratch
 // root (through workspace.Manager.ListWorkspaces) against byte and file
@@ -30,7 +29,6 @@ import (
 	"time"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/workspace"
 	"github.com/agentstore/agentstore/pkg/zipsafe"
 )
@@ -52,15 +50,6 @@ const (
 	// LimitFiles is a workspace's file limit.
 	LimitFiles = "files"
 )
-
-// ScopeSlotCounter is implemented by stores that keep a count of scope
-// slots apart from their scope directories or prefixes (the filesystem
-// layout's .adk-scope-slot-K.reserve files). A store that implements it is
-// asked instead of being recognised by its type, so wrappers can pass it on.
-type ScopeSlotCounter interface {
-	// ScopeSlots returns the number of scope slots ever taken.
-	ScopeSlots(ctx context.Context) (int, error)
-}
 
 // WorkspaceLimits are the limits workspaces are measured against. Zero
 // fields select DefaultWorkspaceLimits.
@@ -98,7 +87,7 @@ type Options struct {
 	// 0 disables it.
 	FailOverPercent float64
 	// ScopeSlots overrides how the store's scope slots are counted; nil
-	// means ScopeSlotCounter, then FSScopeSlots for a filesystem store.
+	// means asking the store (artifacts.Store.ScopeSlots).
 	ScopeSlots func(ctx context.Context) (int, error)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -289,11 +278,10 @@ func round2(p float64) float64 { return math.Round(p*100) / 100 }
 // Compute walks the store (and lists the workspaces of opts.Scratch) and
 // returns the full report, every row sorted fullest first. The store must
 // implement artifacts.Walker.
-func Compute(ctx context.Context, st artifacts.Store, opts Options) (*Report, error) {
+func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, error) {
 	const op = "quota report"
-	w, ok := st.(artifacts.Walker)
-	if !ok {
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "the %s adapter cannot walk its store", st.Capabilities().Name)
+	if !st.CanWalk() {
+		return nil, artifacts.Errorf(artifacts.CodeUnsupported, op, nil, "the %s store cannot walk its store", st.Capabilities().Name)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -326,7 +314,7 @@ func Compute(ctx context.Context, st artifacts.Store, opts Options) (*Report, er
 	}
 	var versionsSeen, bytesSeen int64
 	found := false
-	err := w.Walk(ctx, func(u artifacts.ScopeUsage) error {
+	err := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		r.Store.ScopeDirs++
 		row := scopeRow(u, caps)
 		r.Store.Names += row.Names
@@ -545,20 +533,18 @@ func scopeRow(u artifacts.ScopeUsage, caps artifacts.Capabilities) ScopeUsage {
 	return row
 }
 
-// countScopeSlots counts the store's scope slots: opts.ScopeSlots, then a
-// ScopeSlotCounter, then the slot files of a filesystem store; -1 when
+// countScopeSlots counts the store's scope slots: opts.ScopeSlots, then
+// the store's driver (artifacts.ScopeSlotCounter); -1 when
 // there is nothing to count.
-func countScopeSlots(ctx context.Context, st artifacts.Store, opts Options) (int, error) {
+func countScopeSlots(ctx context.Context, st *artifacts.Store, opts Options) (int, error) {
 	if opts.ScopeSlots != nil {
 		return opts.ScopeSlots(ctx)
 	}
-	if c, ok := st.(ScopeSlotCounter); ok {
-		return c.ScopeSlots(ctx)
+	n, err := st.ScopeSlots(ctx)
+	if artifacts.CodeOf(err) == artifacts.CodeUnsupported {
+		return -1, nil
 	}
-	if fs, ok := st.(*fsstore.Store); ok {
-		return FSScopeSlots(fs.Root())
-	}
-	return -1, nil
+	return n, err
 }
 
 // workspaceRows lists the session directories of a scratch root and

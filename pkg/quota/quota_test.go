@@ -30,7 +30,7 @@ func openFS(t testing.TB, root string) *fsstore.Store {
 	return st
 }
 
-func compute(t testing.TB, st artifacts.Store, opts Options) *Report {
+func compute(t testing.TB, st *artifacts.Store, opts Options) *Report {
 	t.Helper()
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return fixedNow }
@@ -74,7 +74,7 @@ func TestFixture(t *testing.T) {
 			w.largest = Largest{Name: e.Name, Version: e.Version, Size: e.Size}
 		}
 	}
-	r := compute(t, openFS(t, root), Options{})
+	r := compute(t, artifacts.NewStore(openFS(t, root)), Options{})
 	if len(r.Scopes) != len(wants) || len(wants) != 6 {
 		t.Fatalf("%d scopes, want %d", len(r.Scopes), len(wants))
 	}
@@ -130,7 +130,7 @@ func TestFixture(t *testing.T) {
 
 	// One scope only: one row, store totals unchanged.
 	one := artifacts.SessionScope("demo-a", "bulk", "s-a")
-	r1 := compute(t, openFS(t, root), Options{Scope: &one, FailOverPercent: 5})
+	r1 := compute(t, artifacts.NewStore(openFS(t, root)), Options{Scope: &one, FailOverPercent: 5})
 	if len(r1.Scopes) != 1 || r1.Scopes[0].Hash != one.Hash() || r1.Store.Versions != r.Store.Versions {
 		t.Fatalf("scoped report %+v", r1.Scopes)
 	}
@@ -139,7 +139,7 @@ func TestFixture(t *testing.T) {
 	}
 	// A scope that never held anything has a zero row.
 	none := artifacts.AppScope("nobody")
-	r2 := compute(t, openFS(t, root), Options{Scope: &none})
+	r2 := compute(t, artifacts.NewStore(openFS(t, root)), Options{Scope: &none})
 	if len(r2.Scopes) != 1 || r2.Scopes[0].Names != 0 || r2.Scopes[0].Scope == nil || *r2.Scopes[0].Scope != none {
 		t.Fatalf("empty scope row %+v", r2.Scopes)
 	}
@@ -163,7 +163,7 @@ func nearCeiling(t testing.TB) string {
 
 func TestNearCeiling(t *testing.T) {
 	root := nearCeiling(t)
-	r := compute(t, openFS(t, root), Options{FailOverPercent: 90})
+	r := compute(t, artifacts.NewStore(openFS(t, root)), Options{FailOverPercent: 90})
 	if r.Store.Scopes != 4800 || r.Store.ScopeSlots != 4800 || r.Store.ScopeDirs != 2 || r.Store.UsagePercent != 96 || !r.Store.Warn || !r.Store.Over {
 		t.Errorf("store %+v", r.Store)
 	}
@@ -182,19 +182,19 @@ func TestNearCeiling(t *testing.T) {
 		t.Errorf("over %d warnings %d %q", r.Over, r.Warnings, r.OverItems)
 	}
 	// Below the thresholds nothing is over.
-	r = compute(t, openFS(t, root), Options{WarnPercent: 97, FailOverPercent: 97})
+	r = compute(t, artifacts.NewStore(openFS(t, root)), Options{WarnPercent: 97, FailOverPercent: 97})
 	if r.Over != 0 || r.Warnings != 0 {
 		t.Errorf("over %d warnings %d", r.Over, r.Warnings)
 	}
 	// --top 1 keeps the fullest scope and every counter.
-	top := compute(t, openFS(t, root), Options{FailOverPercent: 90}).Top(1)
+	top := compute(t, artifacts.NewStore(openFS(t, root)), Options{FailOverPercent: 90}).Top(1)
 	if len(top.Scopes) != 1 || top.Scopes[0].FullestName.Name != "log.txt" || top.ScopesTotal != 2 || top.Over != 3 {
 		t.Errorf("top 1: %+v", top)
 	}
 }
 
 func TestEmptyStore(t *testing.T) {
-	r := compute(t, openFS(t, t.TempDir()), Options{FailOverPercent: 1})
+	r := compute(t, artifacts.NewStore(openFS(t, t.TempDir())), Options{FailOverPercent: 1})
 	if r.Over != 0 || len(r.Scopes) != 0 || r.Store.Scopes != 0 || r.Store.ScopeSlots != 0 {
 		t.Fatalf("%+v", r)
 	}
@@ -226,7 +226,7 @@ func TestJSONShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	r := compute(t, openFS(t, root), Options{Scratch: scratch, WorkspaceLimits: WorkspaceLimits{MaxBytes: 10, MaxFiles: 100}, FailOverPercent: 49})
+	r := compute(t, artifacts.NewStore(openFS(t, root)), Options{Scratch: scratch, WorkspaceLimits: WorkspaceLimits{MaxBytes: 10, MaxFiles: 100}, FailOverPercent: 49})
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -279,12 +279,12 @@ func TestJSONShape(t *testing.T) {
 	}
 	// Scoped to another session, the workspace is left out.
 	other := artifacts.SessionScope("demo-a", "user-42", "other")
-	r = compute(t, openFS(t, root), Options{Scope: &other, Scratch: scratch})
+	r = compute(t, artifacts.NewStore(openFS(t, root)), Options{Scope: &other, Scratch: scratch})
 	if len(r.Workspaces) != 0 {
 		t.Errorf("scoped workspaces %+v", r.Workspaces)
 	}
 	app := artifacts.AppScope("demo-a")
-	r = compute(t, openFS(t, root), Options{Scope: &app, Scratch: scratch})
+	r = compute(t, artifacts.NewStore(openFS(t, root)), Options{Scope: &app, Scratch: scratch})
 	if len(r.Workspaces) != 1 || r.Workspaces[0].MaxBytes != DefaultWorkspaceLimits().MaxBytes {
 		t.Errorf("app-scoped workspaces %+v", r.Workspaces)
 	}
@@ -299,7 +299,7 @@ var hostile = []artifacts.Scope{
 }
 
 // promStore returns a memory store holding the hostile scopes and n more.
-func promStore(t testing.TB, n int) artifacts.Store {
+func promStore(t testing.TB, n int) *artifacts.Store {
 	st, err := memstore.New(memstore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +316,7 @@ func promStore(t testing.TB, n int) artifacts.Store {
 			}
 		}
 	}
-	return st
+	return artifacts.NewStore(st)
 }
 
 func TestPrometheus(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/repair"
 	"github.com/agentstore/agentstore/pkg/repair/internal/gen"
@@ -67,7 +68,7 @@ func BenchmarkVerify(b *testing.B) {
 	b.SetBytes(benchStats.PayloadBytes)
 	var checked int64
 	for b.Loop() {
-		rep, err := repair.Verify(context.Background(), s, repair.VerifyOptions{})
+		rep, err := repair.Verify(context.Background(), artifacts.NewStore(s), repair.VerifyOptions{})
 		if err != nil || rep.Corrupt != 0 {
 			b.Fatal(err, rep.CorruptItems)
 		}

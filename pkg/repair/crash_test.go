@@ -83,7 +83,7 @@ func runChild(root string) int {
 
 // checkIntact reads every visible version and checks its bytes are those
 // its seed says.
-func checkIntact(t *testing.T, s artifacts.Store, scope artifacts.Scope, names []string) int {
+func checkIntact(t *testing.T, s *artifacts.Store, scope artifacts.Scope, names []string) int {
 	t.Helper()
 	ctx := context.Background()
 	n := 0
@@ -161,7 +161,7 @@ func TestCheckRepairCheck(t *testing.T) {
 	ctx := context.Background()
 	names := []string{"a.bin", "dir/b.bin", "c"}
 
-	before, err := repair.Verify(ctx, s, repair.VerifyOptions{})
+	before, err := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{})
 	if err != nil || before.Corrupt != 0 {
 		t.Fatalf("verify before repair: %v %+v", err, before.CorruptItems)
 	}
@@ -179,11 +179,11 @@ func TestCheckRepairCheck(t *testing.T) {
 	if rep.Removed == 0 {
 		t.Fatalf("%d kills left no garbage: the test did not test anything", runs)
 	}
-	after, err := repair.Verify(ctx, s, repair.VerifyOptions{})
+	after, err := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{})
 	if err != nil || after.Corrupt != 0 || after.Checked != before.Checked {
 		t.Fatalf("verify after repair: %v, checked %d (before %d), %+v", err, after.Checked, before.Checked, after.CorruptItems)
 	}
-	visible := checkIntact(t, s, crashScope, names)
+	visible := checkIntact(t, artifacts.NewStore(s), crashScope, names)
 	if int64(visible) != after.Versions {
 		t.Fatalf("%d versions readable, verify saw %d", visible, after.Versions)
 	}
@@ -290,11 +290,11 @@ func TestRepairWhileWriting(t *testing.T) {
 	if removed != int64(len(planted)) {
 		t.Fatalf("repair removed %d files, %d were garbage", removed, len(planted))
 	}
-	visible := checkIntact(t, s, crashScope, names)
+	visible := checkIntact(t, artifacts.NewStore(s), crashScope, names)
 	if int64(visible) != puts.Load() {
 		t.Fatalf("%d puts, %d versions visible", puts.Load(), visible)
 	}
-	rep, err := repair.Verify(ctx, s, repair.VerifyOptions{})
+	rep, err := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{})
 	if err != nil || rep.Corrupt != 0 || rep.Checked != puts.Load() {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}

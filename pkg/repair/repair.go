@@ -22,7 +22,7 @@
 // fsynced after its removals.
 //
 // Verify reads every published version (or one scope's) through the
-// artifacts.Store interface, so it works on any store that implements
+// *artifacts.Store interface, so it works on any store that implements
 // artifacts.Walker.
 package repair
 
@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/pool"
 	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
@@ -365,7 +366,7 @@ func (s *scanner) scan(ctx context.Context, root string, rep *Report) ([]*planne
 	// Stage 1: the names/ directory of every scope.
 	var nameDirs []string
 	var mu sync.Mutex
-	err = forEach(ctx, s.opts.Workers, scopeDirs, func(dir string) error {
+	err = pool.Each(ctx, s.opts.Workers, scopeDirs, func(dir string) error {
 		names := filepath.Join(dir, fsstore.NamesDir)
 		missing, err := realDir(names)
 		if err != nil || missing {
@@ -395,7 +396,7 @@ func (s *scanner) scan(ctx context.Context, root string, rep *Report) ([]*planne
 		return nil, err
 	}
 	// Stage 2: every name directory.
-	err = forEach(ctx, s.opts.Workers, nameDirs, func(dir string) error {
+	err = pool.Each(ctx, s.opts.Workers, nameDirs, func(dir string) error {
 		err := s.nameDir(dir)
 		if s.limited.Load() {
 			cancel()
@@ -560,38 +561,6 @@ func readRecord(path string) (artifacts.Record, error) {
 		return artifacts.Record{}, err
 	}
 	return artifacts.DecodeRecord(b)
-}
-
-// forEach runs fn on every item with up to workers goroutines and returns
-// the first error; it stops handing out items once ctx is done or fn
-// failed.
-func forEach[T any](ctx context.Context, workers int, items []T, fn func(T) error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	stop := atomic.Bool{}
-	for range min(workers, len(items)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() && ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if i >= int64(len(items)) {
-					return
-				}
-				if err := fn(items[i]); err != nil {
-					once.Do(func() { first = err })
-					stop.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
 }
 
 // DeleteCommand returns the agentstore command line that deletes one

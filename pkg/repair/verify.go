@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -19,7 +18,7 @@ import (
 
 // ErrNotWalker is returned by Verify for a store that cannot enumerate its
 // scopes (it does not implement artifacts.Walker).
-var ErrNotWalker = errors.New("repair: the store cannot be walked (it does not implement artifacts.Walker)")
+var ErrNotWalker error = artifacts.Errorf(artifacts.CodeUnsupported, "verify", nil, "the store cannot be walked (its driver does not implement artifacts.Walker)")
 
 // VerifyOptions configure Verify. The zero value verifies every published
 // version of every scope.
@@ -82,10 +81,9 @@ type verifyJob struct {
 // artifacts.Walker) and checks each record and the size and SHA-256 of
 // each payload, streaming. Corrupt versions are reported in the report,
 // not as an error; the error is for failures that stopped the check.
-func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (VerifyReport, error) {
+func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (VerifyReport, error) {
 	rep := VerifyReport{CorruptItems: []CorruptItem{}, UnreadableItems: []CorruptItem{}}
-	w, ok := st.(artifacts.Walker)
-	if !ok {
+	if !st.CanWalk() {
 		return rep, ErrNotWalker
 	}
 	if opts.Sample < 0 || opts.Sample > 100 {
@@ -173,7 +171,7 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 			}
 		}()
 	}
-	walkErr := w.Walk(ctx, func(u artifacts.ScopeUsage) error {
+	walkErr := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		if wantHash != "" && u.Hash != wantHash {
 			return nil
 		}
@@ -238,14 +236,10 @@ func Verify(ctx context.Context, st artifacts.Store, opts VerifyOptions) (Verify
 
 // readVerified reads one version to the end through the store's verified
 // reader and returns the bytes read.
-func readVerified(ctx context.Context, st artifacts.Store, j verifyJob) (int64, error) {
+func readVerified(ctx context.Context, st *artifacts.Store, j verifyJob) (int64, error) {
 	var r *artifacts.Reader
 	var err error
-	if po, ok := st.(artifacts.PayloadOpener); ok {
-		r, err = po.OpenPayload(ctx, j.rec) // the walk read the record
-	} else {
-		r, err = st.Get(ctx, j.scope, j.rec.Name, j.rec.Version)
-	}
+	r, err = st.OpenPayload(ctx, j.rec) // the walk read the record
 	if err != nil {
 		return 0, err
 	}

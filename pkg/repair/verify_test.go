@@ -29,7 +29,7 @@ func TestVerifyFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rep, err := repair.Verify(ctx, s, repair.VerifyOptions{StoreArg: "/x"})
+	rep, err := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{StoreArg: "/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestVerifyFixture(t *testing.T) {
 
 	// One scope.
 	other := artifacts.SessionScope("demo-a", "user-42", "session-7")
-	rep, err = repair.Verify(ctx, s, repair.VerifyOptions{Scope: &other})
+	rep, err = repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{Scope: &other})
 	if err != nil || rep.Corrupt != 0 || rep.Scopes != 1 || rep.Versions != 3 {
 		t.Fatalf("one scope: %+v %v", rep, err)
 	}
-	rep, err = repair.Verify(ctx, s, repair.VerifyOptions{Scope: &damagedScope})
+	rep, err = repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{Scope: &damagedScope})
 	if err != nil || !slices.Equal(corruptNames(rep), []string{"flipped.bin", "lost-data.bin"}) {
 		t.Fatalf("damaged scope: %+v %v", rep, err)
 	}
@@ -81,11 +81,11 @@ func TestVerifySample(t *testing.T) {
 	root, _ := agedFixture(t)
 	s, _ := fsstore.Open(root, fsstore.Options{})
 	ctx := context.Background()
-	a, err := repair.Verify(ctx, s, repair.VerifyOptions{Sample: 30, Seed: 42})
+	a, err := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{Sample: 30, Seed: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := repair.Verify(ctx, s, repair.VerifyOptions{Sample: 30, Seed: 42, Workers: 1})
+	b, _ := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{Sample: 30, Seed: 42, Workers: 1})
 	if a.Seed != 42 || a.SamplePercent != 30 || a.Checked != b.Checked || !slices.Equal(corruptNames(a), corruptNames(b)) {
 		t.Fatalf("same seed, different samples: %d %d", a.Checked, b.Checked)
 	}
@@ -93,7 +93,7 @@ func TestVerifySample(t *testing.T) {
 	if share < 0.2 || share > 0.4 {
 		t.Fatalf("sampled %d of %d", a.Checked, a.Versions)
 	}
-	c, _ := repair.Verify(ctx, s, repair.VerifyOptions{Sample: 30})
+	c, _ := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{Sample: 30})
 	if c.Seed == 0 {
 		t.Fatal("no seed reported")
 	}
@@ -102,17 +102,17 @@ func TestVerifySample(t *testing.T) {
 		t.Fatal("walk problems depend on the sample")
 	}
 	for _, bad := range []float64{-1, 101} {
-		if _, err := repair.Verify(ctx, s, repair.VerifyOptions{Sample: bad}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+		if _, err := repair.Verify(ctx, artifacts.NewStore(s), repair.VerifyOptions{Sample: bad}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
 			t.Errorf("sample %v: %v", bad, err)
 		}
 	}
 }
 
-// onlyStore hides every method but those of artifacts.Store.
-type onlyStore struct{ artifacts.Store }
+// onlyStore hides every method but those of artifacts.Driver.
+type onlyStore struct{ artifacts.Driver }
 
 // TestVerifyAnyWalker runs Verify over another adapter (the in-memory one):
-// it needs nothing but artifacts.Store and artifacts.Walker.
+// it needs nothing but *artifacts.Store and artifacts.Walker.
 func TestVerifyAnyWalker(t *testing.T) {
 	ctx := context.Background()
 	m, err := memstore.New(memstore.Options{})
@@ -128,14 +128,14 @@ func TestVerifyAnyWalker(t *testing.T) {
 	}
 	m.CorruptPayload(damagedScope, "b", 2)
 	m.CorruptRecord(damagedScope, "c", 3)
-	rep, err := repair.Verify(ctx, m, repair.VerifyOptions{})
+	rep, err := repair.Verify(ctx, artifacts.NewStore(m), repair.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := corruptNames(rep); !slices.Equal(got, []string{"b", "c"}) || rep.CorruptItems[0].Version != 2 || rep.CorruptItems[1].Version != 3 {
 		t.Fatalf("%+v", rep.CorruptItems)
 	}
-	if _, err := repair.Verify(ctx, onlyStore{m}, repair.VerifyOptions{}); err != repair.ErrNotWalker {
+	if _, err := repair.Verify(ctx, artifacts.NewStore(onlyStore{m}), repair.VerifyOptions{}); err != repair.ErrNotWalker {
 		t.Fatalf("got %v, want ErrNotWalker", err)
 	}
 }

@@ -39,7 +39,7 @@ func runChild(scratch, store string) int {
 		return 1
 	}
 	rep.Report("start")
-	opts := Options{Scratch: scratch, Store: st, Idle: time.Hour, Workers: 3,
+	opts := Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, Workers: 3,
 		Progress: func(phase string, done, total int) { rep.Report(fmt.Sprintf("%s %d/%d", phase, done, total)) },
 		hook: func(step, dir string) error {
 			rep.Report(step + " " + dir)
@@ -140,7 +140,7 @@ func TestCrashSafety(t *testing.T) {
 			if rec.Version == w.verified {
 				continue
 			}
-			if _, err := verify(context.Background(), st, root, w.scope, rec.Version, "", w.want); err != nil {
+			if _, err := verify(context.Background(), artifacts.NewStore(st), root, w.scope, rec.Version, "", w.want); err != nil {
 				t.Fatalf("%s: %s is gone and its snapshot v%d does not verify: %v", when, w.dir, rec.Version, err)
 			}
 			w.verified = rec.Version
@@ -212,7 +212,7 @@ func TestCrashSafety(t *testing.T) {
 	if tomb == 0 {
 		t.Fatal("the last kill, at a renamed workspace, left no tombstone")
 	}
-	rep := run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour, Now: time.Now})
+	rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, Now: time.Now})
 	if rep.Problems() != 0 {
 		t.Fatalf("the last sweep found problems: %+v", rep.Items)
 	}
@@ -237,7 +237,7 @@ func TestCrashSafety(t *testing.T) {
 		if i%10 == 0 {
 			rec, err := st.Stat(context.Background(), w.scope, workspace.SnapshotName, 0)
 			must(t, err)
-			if got := hydrateTree(t, st, w.scope, rec.Version); got != w.tree {
+			if got := hydrateTree(t, artifacts.NewStore(st), w.scope, rec.Version); got != w.tree {
 				t.Errorf("%s v%d hydrates to\n%s", w.dir, rec.Version, got)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -17,9 +16,8 @@ import (
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
 
-// maxIndexBytes bounds an index record read by the sweep (as package
-// workspace does).
-const maxIndexBytes = 64 << 10
+// maxMarkerBytes bounds a tombstone marker read by the sweep.
+const maxMarkerBytes = 64 << 10
 
 // Fingerprint is a cheap summary of a workspace directory, taken at plan
 // time and again at every step of a removal: a difference means the
@@ -133,41 +131,6 @@ func describeChange(f, g Fingerprint) string {
 	return strings.Join(parts, ", ")
 }
 
-// readIndex reads and decodes the index record at the top of root, as
-// package workspace does: a regular file (never a symbolic link), opened
-// as the very file examined, at most maxIndexBytes, whose key must hash to
-// dir.
-func readIndex(root *os.Root, dir string) (workspace.Index, fs.FileInfo, error) {
-	fi, err := root.Lstat(workspace.IndexName)
-	if err != nil {
-		return workspace.Index{}, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return workspace.Index{}, nil, fmt.Errorf("index is a %v, not a regular file", fi.Mode().Type())
-	}
-	f, err := root.OpenFile(workspace.IndexName, os.O_RDONLY|osutil.OpenNoFollow, 0)
-	if err != nil {
-		return workspace.Index{}, nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return workspace.Index{}, nil, err
-	}
-	if !os.SameFile(fi, st) {
-		return workspace.Index{}, nil, errors.New("index was replaced while being read")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
-	if err != nil {
-		return workspace.Index{}, nil, err
-	}
-	if len(b) > maxIndexBytes {
-		return workspace.Index{}, nil, fmt.Errorf("index is larger than %d bytes", maxIndexBytes)
-	}
-	ix, err := workspace.DecodeIndex(b, dir)
-	return ix, st, err
-}
-
 // snapEntry is one entry a snapshot archive lists.
 type snapEntry struct {
 	name string // slash path; directories end in "/"
@@ -218,7 +181,7 @@ func fingerprint(root *os.Root, dir string, content bool) (Fingerprint, error) {
 		return fp, err
 	}
 	fp.Dev, fp.Ino = osutil.Device(top), osutil.Inode(top)
-	ix, ifi, err := readIndex(root, dir)
+	ix, ifi, err := workspace.ReadIndex(root, dir)
 	if err != nil {
 		return fp, fmt.Errorf("index: %w", err)
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // snapshotNames lists the entries of a version of scope's snapshot.
-func snapshotNames(t *testing.T, st artifacts.Store, scope artifacts.Scope, version int64) []string {
+func snapshotNames(t *testing.T, st *artifacts.Store, scope artifacts.Scope, version int64) []string {
 	t.Helper()
 	rd, err := st.Get(context.Background(), scope, workspace.SnapshotName, version)
 	must(t, err)
@@ -43,7 +43,7 @@ func snapshotNames(t *testing.T, st artifacts.Store, scope artifacts.Scope, vers
 // whole tree.
 func TestUnsnapshottableIsKept(t *testing.T) {
 	scratch := t.TempDir()
-	st := newStore(t)
+	st := artifacts.NewStore(newStore(t))
 	linked := makeWorkspace(t, scratch, scopeN(1), t0.Add(-48*time.Hour), 3)
 	must(t, os.Symlink("sub", filepath.Join(scratch, linked, "latest")))
 	fifo := makeWorkspace(t, scratch, scopeN(2), t0.Add(-48*time.Hour), 3)
@@ -99,7 +99,7 @@ func TestUnsnapshottableIsKept(t *testing.T) {
 // whose files were edited directly is not idle, whatever its index says.
 func TestIdleCountsEditsBehindTheIndex(t *testing.T) {
 	scratch := t.TempDir()
-	st := newStore(t)
+	st := artifacts.NewStore(newStore(t))
 	d := makeWorkspace(t, scratch, scopeN(1), t0.Add(-48*time.Hour), 3)
 	edited := filepath.Join(scratch, d, "sub", "g2.txt")
 	must(t, os.WriteFile(edited, []byte("edited directly"), 0o600))
@@ -119,7 +119,7 @@ func TestIdleCountsEditsBehindTheIndex(t *testing.T) {
 // of killed hydrations is cleaned after the grace period.
 func TestExcludeLostFoundAndDebris(t *testing.T) {
 	scratch := t.TempDir()
-	st := newStore(t)
+	st := artifacts.NewStore(newStore(t))
 	old := t0.Add(-1000 * time.Hour)
 	for _, n := range []string{"lost+found", "backup-1", "backup-2", "stray"} {
 		must(t, os.MkdirAll(filepath.Join(scratch, n), 0o700))
@@ -182,7 +182,7 @@ func TestExcludeLostFoundAndDebris(t *testing.T) {
 // Sweeping an untouched hydrated workspace uses no new version.
 func TestOpenDuringConcurrentSweeps(t *testing.T) {
 	scratch := t.TempDir()
-	st := newStore(t)
+	st := artifacts.NewStore(newStore(t))
 	ctx := context.Background()
 	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: st})
 	must(t, err)

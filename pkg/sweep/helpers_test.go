@@ -152,7 +152,7 @@ func treeOf(t testing.TB, dir string) string {
 
 // hydrateTree hydrates version of scope into a fresh scratch root through
 // package workspace and returns its tree.
-func hydrateTree(t testing.TB, st artifacts.Store, scope artifacts.Scope, version int64) string {
+func hydrateTree(t testing.TB, st *artifacts.Store, scope artifacts.Scope, version int64) string {
 	t.Helper()
 	scratch := t.TempDir()
 	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: st})
@@ -171,7 +171,7 @@ func hydrateTree(t testing.TB, st artifacts.Store, scope artifacts.Scope, versio
 }
 
 // readVersion reads a version through the verifying Reader to its end.
-func readVersion(st artifacts.Store, scope artifacts.Scope, version int64) error {
+func readVersion(st *artifacts.Store, scope artifacts.Scope, version int64) error {
 	rd, err := st.Get(context.Background(), scope, workspace.SnapshotName, version)
 	if err != nil {
 		return err

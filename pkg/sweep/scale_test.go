@@ -86,7 +86,7 @@ func TestSweepScale(t *testing.T) {
 	t.Logf("generated %d entries (%d idle) in %s", n, len(pop.idle), time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
-	rep := run(t, Options{Scratch: scratch, Store: st, Idle: 24 * time.Hour, Workers: 8})
+	rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: 24 * time.Hour, Workers: 8})
 	t.Logf("swept %d entries, removed %d, in %s", len(rep.Items), rep.Removed, time.Since(start).Round(time.Millisecond))
 
 	if rep.Removed != len(pop.idle) || len(rep.Items) != n {
@@ -113,12 +113,12 @@ func TestSweepScale(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(scratch, d)); err == nil {
 			fail("still exists")
 		}
-		if err := readVersion(st, pop.idle[d], 1); err != nil {
+		if err := readVersion(artifacts.NewStore(st), pop.idle[d], 1); err != nil {
 			fail("v1 does not verify: %v", err)
 		}
 	}))
 	for d, tree := range sample {
-		if got := hydrateTree(t, st, pop.idle[d], 1); got != tree {
+		if got := hydrateTree(t, artifacts.NewStore(st), pop.idle[d], 1); got != tree {
 			t.Errorf("%s hydrates to\n%s\nwant\n%s", d, got, tree)
 		}
 	}
@@ -154,7 +154,7 @@ func BenchmarkPlan(b *testing.B) {
 		must(b, err)
 	})
 	for b.Loop() {
-		rep, err := Run(context.Background(), Options{Scratch: benchScratch, Store: benchStore, Idle: 24 * time.Hour, DryRun: true, Now: fixedNow})
+		rep, err := Run(context.Background(), Options{Scratch: benchScratch, Store: artifacts.NewStore(benchStore), Idle: 24 * time.Hour, DryRun: true, Now: fixedNow})
 		if err != nil || rep.Removed != 500 {
 			b.Fatalf("%v: would remove %d", err, rep.Removed)
 		}

@@ -54,7 +54,7 @@ func TestTouchedDuringSweep(t *testing.T) {
 			must(t, err)
 			defer wr.Close()
 			st := newStore(t)
-			rep := run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour, hook: func(s, dir string) error {
+			rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, hook: func(s, dir string) error {
 				if s == step {
 					return wr.WriteFile("sub/written-at-"+step, []byte(step), 0o600)
 				}
@@ -72,12 +72,12 @@ func TestTouchedDuringSweep(t *testing.T) {
 			// Once idle again, the next sweep removes it, write included.
 			backdate(t, filepath.Join(scratch, d), t0.Add(-2*time.Hour))
 			tree := treeOf(t, filepath.Join(scratch, d))
-			rep = run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour})
+			rep = run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour})
 			it = byDir(rep)[d]
 			if it.Decision != Removed {
 				t.Fatalf("next sweep: %s: %s", it.Decision, it.Reason)
 			}
-			if got := hydrateTree(t, st, scope, it.SnapshotVersion); got != tree {
+			if got := hydrateTree(t, artifacts.NewStore(st), scope, it.SnapshotVersion); got != tree {
 				t.Fatalf("hydrates to\n%s\nwant\n%s", got, tree)
 			}
 		})
@@ -95,7 +95,7 @@ func TestWriterDuringRemoval(t *testing.T) {
 	must(t, err)
 	defer wr.Close()
 	st := newStore(t)
-	rep := run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour, hook: func(s, dir string) error {
+	rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, hook: func(s, dir string) error {
 		if s != "checked" {
 			return nil
 		}
@@ -113,7 +113,7 @@ func TestWriterDuringRemoval(t *testing.T) {
 		t.Fatal("no tombstone kept")
 	}
 	for range 2 {
-		rep = run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour})
+		rep = run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour})
 		it = byDir(rep)[tomb]
 		if it.Decision != Skipped || !strings.Contains(it.Reason, "merge what it holds by hand") {
 			t.Fatalf("next sweep: %s: %s", it.Decision, it.Reason)
@@ -137,7 +137,7 @@ func TestInterruptedAtEveryStep(t *testing.T) {
 				scope := scopeN(1)
 				scratch, d, tree := one(t, scope)
 				st := newStore(t)
-				rep := run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour, hook: func(s, dir string) error {
+				rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, hook: func(s, dir string) error {
 					if s != step {
 						return nil
 					}
@@ -162,11 +162,11 @@ func TestInterruptedAtEveryStep(t *testing.T) {
 						t.Fatalf("the directory changed:\n%s", got)
 					}
 				default:
-					if got := hydrateTree(t, st, scope, 1); got != tree {
+					if got := hydrateTree(t, artifacts.NewStore(st), scope, 1); got != tree {
 						t.Fatalf("no directory and v1 hydrates to\n%s", got)
 					}
 				}
-				rep = run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour})
+				rep = run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour})
 				if _, err := os.Lstat(filepath.Join(scratch, d)); !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("still there after the next sweep: %v; %+v", err, rep.Items)
 				}
@@ -176,7 +176,7 @@ func TestInterruptedAtEveryStep(t *testing.T) {
 				}
 				latest, err := st.Stat(context.Background(), scope, workspace.SnapshotName, 0)
 				must(t, err)
-				if got := hydrateTree(t, st, scope, latest.Version); got != tree {
+				if got := hydrateTree(t, artifacts.NewStore(st), scope, latest.Version); got != tree {
 					t.Fatalf("v%d hydrates to\n%s", latest.Version, got)
 				}
 				var finished bool
@@ -197,7 +197,7 @@ func TestTombstoneWhoseSnapshotIsGone(t *testing.T) {
 	scope := scopeN(1)
 	scratch, d, _ := one(t, scope)
 	st := newStore(t)
-	run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour, hook: func(s, _ string) error {
+	run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, hook: func(s, _ string) error {
 		if s == "checked" {
 			return errHook
 		}
@@ -207,7 +207,7 @@ func TestTombstoneWhoseSnapshotIsGone(t *testing.T) {
 	if _, err := st.Delete(context.Background(), scope, workspace.SnapshotName, artifacts.Selector{Kind: artifacts.SelectAll}); err != nil {
 		t.Fatal(err)
 	}
-	rep := run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour})
+	rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour})
 	it := byDir(rep)[tomb]
 	if it.Decision != Skipped || !strings.Contains(it.Reason, "does not verify") || rep.Problems() != 1 {
 		t.Fatalf("%s: %s", it.Decision, it.Reason)
@@ -241,10 +241,10 @@ func testSessionWriting(t *testing.T, withStale bool) {
 	scratch := t.TempDir()
 	st := newStore(t)
 	ctx := context.Background()
-	fresh, err := workspace.New(workspace.Options{Scratch: scratch, Store: st})
+	fresh, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st)})
 	must(t, err)
 	defer fresh.Close()
-	stale, err := workspace.New(workspace.Options{Scratch: scratch, Store: st, Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
+	stale, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st), Now: func() time.Time { return time.Now().Add(-48 * time.Hour) }})
 	must(t, err)
 	defer stale.Close()
 	wFresh, err := fresh.Open(ctx, scopeN(1))
@@ -315,7 +315,7 @@ func testSessionWriting(t *testing.T, withStale bool) {
 	}
 	removedIdle := false
 	for range runs {
-		rep, err := Run(ctx, Options{Scratch: scratch, Store: st, Idle: time.Hour})
+		rep, err := Run(ctx, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour})
 		must(t, err)
 		for _, it := range rep.Items {
 			if it.Decision == Removed {

@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/pool"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
@@ -161,7 +162,7 @@ type Options struct {
 	Scratch string
 	// Store receives the snapshots; nil when none is configured (then only
 	// Discard can remove anything).
-	Store artifacts.Store
+	Store *artifacts.Store
 	// Idle is the threshold: a workspace idle longer than this is removed.
 	Idle time.Duration
 	// DryRun plans and reports, changing nothing.
@@ -529,25 +530,10 @@ func unsnapshottable(it *Item, omitted []workspace.Omission, extra string) {
 // parallel runs work(0..n-1) on up to workers goroutines, stopping early
 // when ctx is done.
 func parallel(ctx context.Context, workers, n int, work func(i int)) error {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(workers, max(n, 1)) {
-		wg.Go(func() {
-			for i := range next {
-				work(i)
-			}
-		})
+	if err := pool.Each(ctx, workers, pool.Indexes(n), func(i int) error { work(i); return nil }); err != nil {
+		return artifacts.CheckContext(ctx, "sweep")
 	}
-	var err error
-	for i := range n {
-		if err = artifacts.CheckContext(ctx, "sweep"); err != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return err
+	return nil
 }
 
 // candidates returns the entries to remove, at most MaxRemovals when

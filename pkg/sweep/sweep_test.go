@@ -74,7 +74,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := treeOf(t, m.scratch)
-	rep := run(t, Options{Scratch: m.scratch, Store: st, Idle: 24 * time.Hour, DryRun: true})
+	rep := run(t, Options{Scratch: m.scratch, Store: artifacts.NewStore(st), Idle: 24 * time.Hour, DryRun: true})
 	if after := treeOf(t, m.scratch); after != before {
 		t.Fatalf("a dry run changed the scratch root:\n%s\n---\n%s", before, after)
 	}
@@ -112,7 +112,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 func TestSweepRemovesIdleWithVerifiedSnapshots(t *testing.T) {
 	m := newMixed(t)
 	st := newStore(t)
-	rep := run(t, Options{Scratch: m.scratch, Store: st, Idle: 24 * time.Hour})
+	rep := run(t, Options{Scratch: m.scratch, Store: artifacts.NewStore(st), Idle: 24 * time.Hour})
 	items := byDir(rep)
 	for _, sc := range []artifacts.Scope{m.idle1, m.idle2} {
 		d := workspace.DirName(sc.User, sc.Session)
@@ -123,10 +123,10 @@ func TestSweepRemovesIdleWithVerifiedSnapshots(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(m.scratch, d)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s still exists: %v", d, err)
 		}
-		if err := readVersion(st, sc, 1); err != nil {
+		if err := readVersion(artifacts.NewStore(st), sc, 1); err != nil {
 			t.Errorf("%s: %v", d, err)
 		}
-		if got := hydrateTree(t, st, sc, 1); got != m.trees[d] {
+		if got := hydrateTree(t, artifacts.NewStore(st), sc, 1); got != m.trees[d] {
 			t.Errorf("%s hydrates to\n%s\nwant\n%s", d, got, m.trees[d])
 		}
 	}
@@ -147,7 +147,7 @@ func TestSweepRemovesIdleWithVerifiedSnapshots(t *testing.T) {
 		t.Errorf("link: %v %v", fi, err)
 	}
 	// A second sweep finds nothing more to do.
-	rep = run(t, Options{Scratch: m.scratch, Store: st, Idle: 24 * time.Hour})
+	rep = run(t, Options{Scratch: m.scratch, Store: artifacts.NewStore(st), Idle: 24 * time.Hour})
 	if rep.Removed != 0 {
 		t.Errorf("second sweep removed %d", rep.Removed)
 	}
@@ -159,11 +159,11 @@ func TestMaxRemovals(t *testing.T) {
 	for i := range 7 {
 		makeWorkspace(t, scratch, scopeN(i), t0.Add(-48*time.Hour), 1)
 	}
-	rep := run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour, MaxRemovals: 3, DryRun: true})
+	rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, MaxRemovals: 3, DryRun: true})
 	if rep.Removed != 3 || rep.Kept != 4 {
 		t.Fatalf("dry run: would remove %d, keep %d", rep.Removed, rep.Kept)
 	}
-	rep = run(t, Options{Scratch: scratch, Store: st, Idle: time.Hour, MaxRemovals: 3, Workers: 3})
+	rep = run(t, Options{Scratch: scratch, Store: artifacts.NewStore(st), Idle: time.Hour, MaxRemovals: 3, Workers: 3})
 	if rep.Removed != 3 || rep.Kept != 4 || rep.Problems() != 0 {
 		t.Fatalf("removed %d, kept %d", rep.Removed, rep.Kept)
 	}
@@ -179,7 +179,7 @@ func TestMaxRemovals(t *testing.T) {
 
 // failingStore fails every Put, or returns corrupt bytes from Get.
 type failingStore struct {
-	artifacts.Store
+	artifacts.Driver
 	failPut, corruptGet bool
 }
 
@@ -188,14 +188,14 @@ func (f *failingStore) Put(ctx context.Context, scope artifacts.Scope, name stri
 		io.Copy(io.Discard, r)
 		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeIO, "put", nil, "the test store refuses writes")
 	}
-	return f.Store.Put(ctx, scope, name, r, opts)
+	return f.Driver.Put(ctx, scope, name, r, opts)
 }
 
 func (f *failingStore) Get(ctx context.Context, scope artifacts.Scope, name string, version int64) (*artifacts.Reader, error) {
 	if !f.corruptGet {
-		return f.Store.Get(ctx, scope, name, version)
+		return f.Driver.Get(ctx, scope, name, version)
 	}
-	rec, err := f.Store.Stat(ctx, scope, name, version)
+	rec, err := f.Driver.Stat(ctx, scope, name, version)
 	if err != nil {
 		return nil, err
 	}
@@ -205,15 +205,15 @@ func (f *failingStore) Get(ctx context.Context, scope artifacts.Scope, name stri
 func TestStoreFailureKeepsEverything(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		store func(t *testing.T, scopes []artifacts.Scope) artifacts.Store
+		store func(t *testing.T, scopes []artifacts.Scope) *artifacts.Store
 	}{
-		{"put fails", func(t *testing.T, _ []artifacts.Scope) artifacts.Store {
-			return &failingStore{Store: newStore(t), failPut: true}
+		{"put fails", func(t *testing.T, _ []artifacts.Scope) *artifacts.Store {
+			return artifacts.NewStore(&failingStore{Driver: newStore(t), failPut: true})
 		}},
-		{"get corrupt", func(t *testing.T, _ []artifacts.Scope) artifacts.Store {
-			return &failingStore{Store: newStore(t), corruptGet: true}
+		{"get corrupt", func(t *testing.T, _ []artifacts.Scope) *artifacts.Store {
+			return artifacts.NewStore(&failingStore{Driver: newStore(t), corruptGet: true})
 		}},
-		{"scope directory is a symlink", func(t *testing.T, scopes []artifacts.Scope) artifacts.Store {
+		{"scope directory is a symlink", func(t *testing.T, scopes []artifacts.Scope) *artifacts.Store {
 			st := newStore(t)
 			elsewhere := t.TempDir()
 			for _, sc := range scopes {
@@ -221,13 +221,13 @@ func TestStoreFailureKeepsEverything(t *testing.T) {
 				must(t, os.MkdirAll(filepath.Dir(p), 0o700))
 				must(t, os.Symlink(elsewhere, p))
 			}
-			return st
+			return artifacts.NewStore(st)
 		}},
-		{"scopes is a file", func(t *testing.T, _ []artifacts.Scope) artifacts.Store {
+		{"scopes is a file", func(t *testing.T, _ []artifacts.Scope) *artifacts.Store {
 			st := newStore(t)
 			must(t, os.MkdirAll(filepath.Dir(st.ScopesPath()), 0o700))
 			must(t, os.WriteFile(st.ScopesPath(), []byte("not a directory"), 0o600))
-			return st
+			return artifacts.NewStore(st)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestParseConfirmation(t *testing.T) {
 func TestFutureLastAccessCountsAsNow(t *testing.T) {
 	scratch := t.TempDir()
 	d := makeWorkspace(t, scratch, scopeN(1), t0.Add(time.Hour), 1)
-	rep := run(t, Options{Scratch: scratch, Store: newStore(t), Idle: 0})
+	rep := run(t, Options{Scratch: scratch, Store: artifacts.NewStore(newStore(t)), Idle: 0})
 	it := byDir(rep)[d]
 	if it.Decision != Kept || it.Idle != 0 {
 		t.Fatalf("%s %s idle %s", it.Decision, it.Reason, it.Idle)

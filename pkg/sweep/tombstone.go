@@ -143,7 +143,7 @@ func readMarker(root *os.Root, name, dir string) (marker, error) {
 	if err != nil {
 		return marker{}, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxIndexBytes {
+	if !fi.Mode().IsRegular() || fi.Size() > maxMarkerBytes {
 		return marker{}, fmt.Errorf("marker %s is not a small regular file", name)
 	}
 	b, err := root.ReadFile(name)
@@ -262,7 +262,7 @@ func summaryOf(fp Fingerprint) snapSummary {
 // SHA-256 mismatch instead of EOF), checks the record's digest when one is
 // expected, then reads the zip's central directory and checks it lists
 // exactly the files, sizes and directories of want.
-func verify(ctx context.Context, st artifacts.Store, root *os.Root, scope artifacts.Scope, version int64, digest string, want snapSummary) (artifacts.Record, error) {
+func verify(ctx context.Context, st *artifacts.Store, root *os.Root, scope artifacts.Scope, version int64, digest string, want snapSummary) (artifacts.Record, error) {
 	rd, err := st.Get(ctx, scope, workspace.SnapshotName, version)
 	if err != nil {
 		return artifacts.Record{}, err

@@ -141,7 +141,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	benchCases(b, func(b *testing.B, scratch string) {
 		ctx := context.Background()
 		st := benchStore(b, b.TempDir())
-		m, err := New(Options{Scratch: scratch, Store: st})
+		m, err := New(Options{Scratch: scratch, Store: artifacts.NewStore(st)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func BenchmarkHydrate(b *testing.B) {
 	benchCases(b, func(b *testing.B, scratch string) {
 		ctx := context.Background()
 		st := benchStore(b, b.TempDir())
-		src, err := New(Options{Scratch: scratch, Store: st})
+		src, err := New(Options{Scratch: scratch, Store: artifacts.NewStore(st)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func BenchmarkHydrate(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer os.RemoveAll(target)
-		m, err := New(Options{Scratch: target, Store: st})
+		m, err := New(Options{Scratch: target, Store: artifacts.NewStore(st)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func TestChargeTurn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newManager(t, newStore(t, fsstore.Options{}), Options{Quota: tt.quota})
+			m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: tt.quota})
 			w := mustOpen(t, m, scope)
 			for i, n := range tt.charges {
 				refund, err := w.ChargeTurn("memory/x", n)
@@ -49,7 +49,7 @@ func TestChargeTurn(t *testing.T) {
 		})
 	}
 	t.Run("refund", func(t *testing.T) {
-		m := newManager(t, newStore(t, fsstore.Options{}), Options{Quota: Quota{TurnBytes: 100}})
+		m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{TurnBytes: 100}})
 		w := mustOpen(t, m, scope)
 		refund, err := w.ChargeTurn("x", 100)
 		if err != nil {

@@ -4,7 +4,7 @@
 // (pod) can pick the session up where the last one left it.
 //
 // A [Manager] owns a scratch root, an optional read-only reference root and
-// an [artifacts.Store]. A session's directory under the scratch root is
+// an [*artifacts.Store]. A session's directory under the scratch root is
 // named by [DirName]: the first 32 hex characters of SHA-256 over
 // user + "\x00" + session, created 0700; ids never reach a path. Inside it
 // the manager keeps an index record ([IndexName], see [Index]) naming the

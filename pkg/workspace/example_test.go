@@ -31,7 +31,7 @@ func Example() {
 	scope := artifacts.SessionScope("demo-a", "user-42", "session-7")
 
 	// Turn one on pod A.
-	a, err := workspace.New(workspace.Options{Scratch: base + "/pod-a", Store: st})
+	a, err := workspace.New(workspace.Options{Scratch: base + "/pod-a", Store: artifacts.NewStore(st)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func Example() {
 	a.Close()
 
 	// Turn two on pod B, with a 1 KiB allowance per turn.
-	b, err := workspace.New(workspace.Options{Scratch: base + "/pod-b", Store: st, Quota: workspace.Quota{TurnBytes: 1024}})
+	b, err := workspace.New(workspace.Options{Scratch: base + "/pod-b", Store: artifacts.NewStore(st), Quota: workspace.Quota{TurnBytes: 1024}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func ExampleWorkspace_Snapshot() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := workspace.New(workspace.Options{Scratch: base + "/scratch", Store: st, Policy: workspace.SnapshotManual})
+	m, err := workspace.New(workspace.Options{Scratch: base + "/scratch", Store: artifacts.NewStore(st), Policy: workspace.SnapshotManual})
 	if err != nil {
 		log.Fatal(err)
 	}

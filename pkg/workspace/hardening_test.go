@@ -20,7 +20,7 @@ import (
 )
 
 // zipNames lists the entry names of a version of the session's snapshot.
-func zipNames(t *testing.T, st artifacts.Store, scope artifacts.Scope, version int64) []string {
+func zipNames(t *testing.T, st *artifacts.Store, scope artifacts.Scope, version int64) []string {
 	t.Helper()
 	rd, err := st.Get(context.Background(), scope, SnapshotName, version)
 	if err != nil {
@@ -44,7 +44,7 @@ func zipNames(t *testing.T, st artifacts.Store, scope artifacts.Scope, version i
 }
 
 // countVersions returns how many versions of the snapshot the store holds.
-func countVersions(t *testing.T, st artifacts.Store, scope artifacts.Scope) int {
+func countVersions(t *testing.T, st *artifacts.Store, scope artifacts.Scope) int {
 	t.Helper()
 	page, err := st.ListVersions(context.Background(), scope, SnapshotName, artifacts.ListOptions{Limit: 1000})
 	if artifacts.IsNotFound(err) {
@@ -60,7 +60,7 @@ func countVersions(t *testing.T, st artifacts.Store, scope artifacts.Scope) int 
 // so it cannot be used to write past the total cap.
 func TestRenameOntoItselfFreesNothing(t *testing.T) {
 	ctx := context.Background()
-	m := newManager(t, newStore(t, fsstore.Options{}), Options{Quota: Quota{TotalBytes: 1000}, Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{TotalBytes: 1000}, Policy: SnapshotManual})
 	w := mustOpen(t, m, sessionScope("rename"))
 	if err := w.Write(ctx, "x", bytes.Repeat([]byte("a"), 900)); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestRenameOntoItselfFreesNothing(t *testing.T) {
 func TestNamesSnapshotsCannotHoldAreRefused(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotManual})
 	scope := sessionScope("names")
 	w := mustOpen(t, m, scope)
 	if err := w.Write(ctx, "ok.txt", []byte("ok")); err != nil {
@@ -147,7 +147,7 @@ func TestNamesSnapshotsCannotHoldAreRefused(t *testing.T) {
 func TestOnlyTheIndexIsReserved(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotManual})
 	scope := sessionScope("reserved")
 	w := mustOpen(t, m, scope)
 	for _, n := range []string{".agentstore-notes", "proj/.agentstore-notes", "proj/.agentstore-tmp-0123456789abcdef"} {
@@ -173,7 +173,7 @@ func TestOnlyTheIndexIsReserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{".agentstore-notes", "proj/", "proj/.agentstore-index", "proj/.agentstore-notes", "proj/.agentstore-tmp-0123456789abcdef"}
-	if got := zipNames(t, st, scope, res.Version); !slices.Equal(got, want) {
+	if got := zipNames(t, artifacts.NewStore(st), scope, res.Version); !slices.Equal(got, want) {
 		t.Fatalf("snapshot holds %q, want %q", got, want)
 	}
 	for _, n := range []string{IndexName + "-0123456789abcdef", IndexName} {
@@ -190,7 +190,7 @@ func TestOnlyTheIndexIsReserved(t *testing.T) {
 func TestSnapshotReportsWhatItLeavesOut(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotManual})
 	scope := sessionScope("omitted")
 	w := mustOpen(t, m, scope)
 	if err := w.Write(ctx, "run-3/out.txt", []byte("result")); err != nil {
@@ -210,7 +210,7 @@ func TestSnapshotReportsWhatItLeavesOut(t *testing.T) {
 	if !slices.Equal(res.Omitted, want) || res.Skipped != 2 {
 		t.Fatalf("omitted %v (skipped %d), want %v", res.Omitted, res.Skipped, want)
 	}
-	if got := zipNames(t, st, scope, res.Version); !slices.Equal(got, []string{"run-3/", "run-3/out.txt"}) {
+	if got := zipNames(t, artifacts.NewStore(st), scope, res.Version); !slices.Equal(got, []string{"run-3/", "run-3/out.txt"}) {
 		t.Fatalf("snapshot holds %q", got)
 	}
 	// An unchanged tree reports them too.
@@ -227,7 +227,7 @@ func TestSnapshotReportsWhatItLeavesOut(t *testing.T) {
 func TestUnchangedSnapshotWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotManual})
 	scope := sessionScope("unchanged")
 	w := mustOpen(t, m, scope)
 	if err := w.Write(ctx, "a.txt", []byte("a")); err != nil {
@@ -244,11 +244,11 @@ func TestUnchangedSnapshotWritesNothing(t *testing.T) {
 		}
 	}
 	// Another process (a manager without the workspace open) agrees.
-	m2 := newManager(t, st, Options{Scratch: m.Scratch()})
+	m2 := newManager(t, artifacts.NewStore(st), Options{Scratch: m.Scratch()})
 	if res, err := m2.Snapshot(ctx, scope, SnapshotOptions{}); err != nil || !res.Unchanged || res.Version != 1 {
 		t.Fatalf("operator snapshot: %+v %v", res, err)
 	}
-	if n := countVersions(t, st, scope); n != 1 {
+	if n := countVersions(t, artifacts.NewStore(st), scope); n != 1 {
 		t.Fatalf("%d versions, want 1", n)
 	}
 	// A changed tree is a new version; so is one a newer version (from
@@ -266,7 +266,7 @@ func TestUnchangedSnapshotWritesNothing(t *testing.T) {
 		t.Fatalf("after another replica's v3: %+v %v", res, err)
 	}
 	// A hydrated tree is unchanged until touched.
-	m3 := newManager(t, st, Options{})
+	m3 := newManager(t, artifacts.NewStore(st), Options{})
 	w3 := mustOpen(t, m3, scope)
 	if res, err := w3.Snapshot(ctx, SnapshotOptions{}); err != nil || !res.Unchanged || res.Version != 4 {
 		t.Fatalf("snapshot of a hydrated tree: %+v %v", res, err)
@@ -278,7 +278,7 @@ func TestUnchangedSnapshotWritesNothing(t *testing.T) {
 func TestHydrateRefusesToOverwriteUnsavedWork(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotManual})
 	scope := sessionScope("overwrite")
 	w := mustOpen(t, m, scope)
 	if err := w.Write(ctx, "a.txt", []byte("v1")); err != nil {
@@ -307,7 +307,7 @@ func TestHydrateRefusesToOverwriteUnsavedWork(t *testing.T) {
 	for _, hydrate := range []func() error{
 		func() error { _, err := w.Hydrate(ctx, 1, HydrateOptions{}); return err },
 		func() error {
-			_, err := newManager(t, st, Options{Scratch: m.Scratch()}).Hydrate(ctx, scope, 0, HydrateOptions{})
+			_, err := newManager(t, artifacts.NewStore(st), Options{Scratch: m.Scratch()}).Hydrate(ctx, scope, 0, HydrateOptions{})
 			return err
 		},
 	} {
@@ -359,7 +359,7 @@ func TestHydrateRefusesToOverwriteUnsavedWork(t *testing.T) {
 func TestHydrateOverSavedWork(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotManual})
 	scope := sessionScope("saved")
 	w := mustOpen(t, m, scope)
 	for _, data := range []string{"v1", "v2"} {
@@ -383,7 +383,7 @@ func TestHydrateOverSavedWork(t *testing.T) {
 func TestHydrateChecksBeforeTheSwap(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotManual})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotManual})
 	scope := sessionScope("swap")
 	w := mustOpen(t, m, scope)
 	if err := w.Write(ctx, "a.txt", []byte("a")); err != nil {
@@ -402,7 +402,7 @@ func TestHydrateChecksBeforeTheSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := dirState(t, m.Scratch())
-	m2 := newManager(t, st, Options{Scratch: m.Scratch()})
+	m2 := newManager(t, artifacts.NewStore(st), Options{Scratch: m.Scratch()})
 	for _, force := range []bool{false, true} {
 		_, err := m2.Hydrate(ctx, scope, 1, HydrateOptions{Force: force})
 		wantCode(t, err, artifacts.CodeConflict)
@@ -421,7 +421,7 @@ func TestCleanDebris(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
 	now := time.Now()
-	m := newManager(t, st, Options{Now: func() time.Time { return now }})
+	m := newManager(t, artifacts.NewStore(st), Options{Now: func() time.Time { return now }})
 	scratch := m.Scratch()
 	busyDir, idleDir := DirName("u", "busy"), DirName("u", "idle")
 	old := now.Add(-2 * time.Hour)

@@ -23,7 +23,7 @@ func newStore(t testing.TB, opts fsstore.Options) *fsstore.Store {
 }
 
 // newManager returns a manager over a new scratch root and st.
-func newManager(t testing.TB, st artifacts.Store, opts Options) *Manager {
+func newManager(t testing.TB, st *artifacts.Store, opts Options) *Manager {
 	t.Helper()
 	if opts.Scratch == "" {
 		opts.Scratch = t.TempDir()

@@ -136,36 +136,47 @@ func DecodeIndex(b []byte, dir string) (Index, error) {
 	return ix, nil
 }
 
-// readIndex reads the index record at the top of root without following
-// a symbolic link: it must be a regular file.
+// readIndex reads the index record at the top of root (see ReadIndex).
 func readIndex(root *os.Root, dir string) (Index, error) {
+	ix, _, err := ReadIndex(root, dir)
+	return ix, err
+}
+
+// ReadIndex reads and decodes the index record at the top of root, the
+// workspace directory dir opened as a root: a regular file (never a
+// symbolic link, never waited on), opened as the very file examined, at
+// most 64 KiB, whose key must hash to dir. It returns the file's
+// information too, so that a caller (the sweep) can tell later whether the
+// index was rewritten.
+func ReadIndex(root *os.Root, dir string) (Index, fs.FileInfo, error) {
 	fi, err := root.Lstat(IndexName)
 	if err != nil {
-		return Index{}, err
+		return Index{}, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return Index{}, fmt.Errorf("index is a %v, not a regular file", fi.Mode().Type())
+		return Index{}, nil, fmt.Errorf("index is a %v, not a regular file", fi.Mode().Type())
 	}
-	f, err := root.OpenFile(IndexName, os.O_RDONLY|osutil.OpenNonBlock, 0)
+	f, err := root.OpenFile(IndexName, os.O_RDONLY|osutil.OpenNoFollow|osutil.OpenNonBlock, 0)
 	if err != nil {
-		return Index{}, err
+		return Index{}, nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return Index{}, err
+		return Index{}, nil, err
 	}
 	if !os.SameFile(fi, st) {
-		return Index{}, errors.New("index was replaced while being read")
+		return Index{}, nil, errors.New("index was replaced while being read")
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
 	if err != nil {
-		return Index{}, err
+		return Index{}, nil, err
 	}
 	if len(b) > maxIndexBytes {
-		return Index{}, fmt.Errorf("index is larger than %d bytes", maxIndexBytes)
+		return Index{}, nil, fmt.Errorf("index is larger than %d bytes", maxIndexBytes)
 	}
-	return DecodeIndex(b, dir)
+	ix, err := DecodeIndex(b, dir)
+	return ix, st, err
 }
 
 // writeIndex replaces the index record atomically: a temporary file created

@@ -46,7 +46,7 @@ type Options struct {
 	Reference string
 	// Store keeps the snapshots and deliverables. It may be nil for a
 	// manager that only lists workspaces.
-	Store artifacts.Store
+	Store *artifacts.Store
 	// Quota bounds the writes of every session.
 	Quota Quota
 	// Policy says when workspaces publish snapshots by themselves.

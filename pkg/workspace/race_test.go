@@ -49,7 +49,7 @@ func dirState(t *testing.T, dir string) string {
 func TestRaceSymlinkSwap(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{})
+	m := newManager(t, artifacts.NewStore(st), Options{})
 	scope := sessionScope("race")
 	w := mustOpen(t, m, scope)
 	for i := range 20 {

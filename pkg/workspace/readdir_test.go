@@ -11,7 +11,7 @@ import (
 )
 
 func TestReadDir(t *testing.T) {
-	m := newManager(t, newStore(t, fsstore.Options{}), Options{})
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{})
 	w := mustOpen(t, m, artifacts.SessionScope("app", "u", "s"))
 	outside := t.TempDir()
 	for _, p := range []string{"b.txt", "d/x.txt"} {

@@ -16,7 +16,7 @@ import (
 func TestIndexTampering(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{})
+	m := newManager(t, artifacts.NewStore(st), Options{})
 	scope := sessionScope("tamper")
 	w := mustOpen(t, m, scope)
 	ixPath := filepath.Join(w.Path(), IndexName)
@@ -132,7 +132,7 @@ func TestIndexTampering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wb := mustOpen(t, newManager(t, st, Options{}), scope)
+	wb := mustOpen(t, newManager(t, artifacts.NewStore(st), Options{}), scope)
 	if _, err := os.Stat(filepath.Join(wb.Path(), "hard")); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestIndexTampering(t *testing.T) {
 func TestForgedIndex(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{})
+	m := newManager(t, artifacts.NewStore(st), Options{})
 	victim := artifacts.SessionScope("demo-a", "victim", "s")
 	// The victim has a snapshot in the store.
 	wv := mustOpen(t, m, victim)
@@ -208,7 +208,7 @@ func TestForgedIndex(t *testing.T) {
 		}
 	}
 	// The operator's snapshot of the attacker's scope refuses the bad index.
-	m2 := newManager(t, st, Options{Scratch: m.Scratch()})
+	m2 := newManager(t, artifacts.NewStore(st), Options{Scratch: m.Scratch()})
 	_, err = m2.Snapshot(ctx, sessionScope("attacker"), SnapshotOptions{})
 	wantCode(t, err, artifacts.CodeConflict)
 	// Opening the attacker's session again repairs its own index.

@@ -40,7 +40,7 @@ func TestHydrateErlangFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, st, Options{})
+	m := newManager(t, artifacts.NewStore(st), Options{})
 	scope := artifacts.SessionScope("demo-a", "user-42", "session-7")
 	w := mustOpen(t, m, scope) // first touch hydrates the latest snapshot
 	if w.Index().SnapshotVersion != 1 {
@@ -90,8 +90,8 @@ func TestHydrateErlangFixture(t *testing.T) {
 func TestSnapshotRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	a := newManager(t, st, Options{})
-	b := newManager(t, st, Options{})
+	a := newManager(t, artifacts.NewStore(st), Options{})
+	b := newManager(t, artifacts.NewStore(st), Options{})
 	scope := sessionScope("round-trip")
 	w := mustOpen(t, a, scope)
 	dir := w.Path()
@@ -174,7 +174,7 @@ func TestWorkedExample(t *testing.T) {
 
 	// Turn one on pod A: write a result and snapshot (v1).
 	scratchA := t.TempDir()
-	a, err := New(Options{Scratch: scratchA, Store: st, Quota: quota})
+	a, err := New(Options{Scratch: scratchA, Store: artifacts.NewStore(st), Quota: quota})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestWorkedExample(t *testing.T) {
 	}
 
 	// Turn two on pod B: first touch hydrates v1.
-	b := newManager(t, st, Options{Quota: quota})
+	b := newManager(t, artifacts.NewStore(st), Options{Quota: quota})
 	wb := mustOpen(t, b, scope)
 	if err := wb.BeginTurn(ctx); err != nil {
 		t.Fatal(err)
@@ -280,7 +280,7 @@ func TestWorkedExample(t *testing.T) {
 
 func TestTotalQuota(t *testing.T) {
 	ctx := context.Background()
-	m := newManager(t, newStore(t, fsstore.Options{}), Options{Quota: Quota{TotalBytes: 1000}})
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{TotalBytes: 1000}})
 	w := mustOpen(t, m, sessionScope("total"))
 	if err := w.Write(ctx, "a", make([]byte, 600)); err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestTotalQuota(t *testing.T) {
 func TestSnapshotOnWrite(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{Policy: SnapshotOnWrite})
+	m := newManager(t, artifacts.NewStore(st), Options{Policy: SnapshotOnWrite})
 	scope := sessionScope("on-write")
 	w := mustOpen(t, m, scope)
 	for i, name := range []string{"one.txt", "two.txt"} {
@@ -325,7 +325,7 @@ func TestSnapshotOnWrite(t *testing.T) {
 		}
 	}
 	// A second pod sees both files on first touch.
-	b := newManager(t, st, Options{})
+	b := newManager(t, artifacts.NewStore(st), Options{})
 	wb := mustOpen(t, b, scope)
 	got := readTree(t, wb.Path())
 	if !slices.Equal(keys(got), []string{"one.txt", "two.txt"}) {
@@ -338,7 +338,7 @@ func TestSnapshotOnWrite(t *testing.T) {
 
 func TestConfinedAPI(t *testing.T) {
 	ctx := context.Background()
-	m := newManager(t, newStore(t, fsstore.Options{}), Options{})
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{})
 	w := mustOpen(t, m, sessionScope("confined"))
 	if err := w.Mkdir(ctx, "d/e"); err != nil {
 		t.Fatal(err)
@@ -477,7 +477,7 @@ func TestReference(t *testing.T) {
 func TestHydrateErrors(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
-	m := newManager(t, st, Options{})
+	m := newManager(t, artifacts.NewStore(st), Options{})
 	_, err := m.Hydrate(ctx, sessionScope("none"), 0, HydrateOptions{})
 	wantCode(t, err, artifacts.CodeNotFound)
 	_, err = m.Hydrate(ctx, artifacts.UserScope("a", "u"), 0, HydrateOptions{})

@@ -64,7 +64,7 @@ func testConcurrency(t *testing.T, s *suite) {
 		if got := versionsOf(t, st, scope, "hot"); !slices.Equal(got, want) {
 			t.Errorf("ListVersions after concurrent puts = %d versions, want 1..%d", len(got), writers*each)
 		}
-		if w, ok := st.(artifacts.Walker); ok {
+		if w, ok := st, st.CanWalk(); ok {
 			err := w.Walk(t.Context(), func(u artifacts.ScopeUsage) error {
 				if u.NameSlots > 1 {
 					// Not a failure: the layout's slot protocol lets racing
@@ -211,8 +211,8 @@ func testConcurrency(t *testing.T, s *suite) {
 
 func testListScopesAndWalk(t *testing.T, s *suite) {
 	st := s.newStore(t)
-	lister, isLister := st.(artifacts.ScopeLister)
-	walker, isWalker := st.(artifacts.Walker)
+	lister, isLister := st, canListScopes(st)
+	walker, isWalker := st, st.CanWalk()
 	if !isLister && !isWalker {
 		t.Skipf("%T implements neither artifacts.ScopeLister nor artifacts.Walker", st)
 	}

@@ -1,6 +1,6 @@
 // Package artifactstest is the conformance suite of the artifact store:
 // every adapter (filesystem, Google Cloud Storage, in-memory) must pass
-// Run. The suite checks the contract documented on artifacts.Store with
+// Run. The suite checks the contract documented on *artifacts.Store with
 // named subtests: round trips, version numbering, ranges, metadata, paging,
 // every validation limit at and just past its edge, deadlines, payload
 // limits, corruption detection, concurrency, and the optional ScopeLister
@@ -30,20 +30,20 @@ import (
 type Harness struct {
 	// New returns a new, empty store with the adapter's default limits. It
 	// is called once per subtest; use t.TempDir, t.Cleanup and the like.
-	New func(t *testing.T) artifacts.Store
+	New func(t *testing.T) artifacts.Driver
 	// NewWithLimit returns a new, empty store whose Capabilities report, and
 	// whose Put enforces, MaxArtifactBytes equal to maxArtifactBytes.
 	// Mandatory: without it the artifact_too_large test fails.
-	NewWithLimit func(t *testing.T, maxArtifactBytes int64) artifacts.Store
+	NewWithLimit func(t *testing.T, maxArtifactBytes int64) artifacts.Driver
 	// CorruptPayload damages the stored payload of a published version of
 	// at least one byte without changing its record, by writing to the
 	// backend directly (flipping a bit, say). It may keep the payload's
 	// size. When nil, the stores New returns must implement Corrupter.
-	CorruptPayload func(t *testing.T, s artifacts.Store, scope artifacts.Scope, name string, version int64)
+	CorruptPayload func(t *testing.T, s *artifacts.Store, scope artifacts.Scope, name string, version int64)
 	// CorruptRecord damages the stored record of a published version so
 	// that it no longer decodes, by writing to the backend directly. When
 	// nil, the stores New returns must implement Corrupter.
-	CorruptRecord func(t *testing.T, s artifacts.Store, scope artifacts.Scope, name string, version int64)
+	CorruptRecord func(t *testing.T, s *artifacts.Store, scope artifacts.Scope, name string, version int64)
 	// SkipSlow shrinks the concurrency tests (8 writers of 10 puts instead
 	// of 50). Every subtest still runs.
 	SkipSlow bool
@@ -89,6 +89,7 @@ func Run(t *testing.T, h Harness) {
 	s := &suite{h: h}
 	tests := []test{
 		{"Capabilities", testCapabilities},
+		{"Facts", testFacts},
 		{"RoundTrip", testRoundTrip},
 		{"DefaultMIMEType", testDefaultMIMEType},
 		{"MetadataRoundTrip", testMetadataRoundTrip},
@@ -120,23 +121,23 @@ func Run(t *testing.T, h Harness) {
 }
 
 // newStore returns a new store from the harness.
-func (s *suite) newStore(t *testing.T) artifacts.Store {
+func (s *suite) newStore(t *testing.T) *artifacts.Store {
 	t.Helper()
-	st := s.h.New(t)
-	if st == nil {
+	d := s.h.New(t)
+	if d == nil {
 		t.Fatal("Harness.New returned nil")
 	}
-	return st
+	return artifacts.NewStore(d)
 }
 
 // corruptPayload damages a payload through the harness or the store.
-func (s *suite) corruptPayload(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, v int64) {
+func (s *suite) corruptPayload(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string, v int64) {
 	t.Helper()
 	if s.h.CorruptPayload != nil {
 		s.h.CorruptPayload(t, st, scope, name, v)
 		return
 	}
-	c, ok := st.(Corrupter)
+	c, ok := corrupterOf(st)
 	if !ok {
 		t.Fatal("corruption detection is mandatory: set Harness.CorruptPayload or implement artifactstest.Corrupter")
 	}
@@ -146,13 +147,13 @@ func (s *suite) corruptPayload(t *testing.T, st artifacts.Store, scope artifacts
 }
 
 // corruptRecord damages a record through the harness or the store.
-func (s *suite) corruptRecord(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, v int64) {
+func (s *suite) corruptRecord(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string, v int64) {
 	t.Helper()
 	if s.h.CorruptRecord != nil {
 		s.h.CorruptRecord(t, st, scope, name, v)
 		return
 	}
-	c, ok := st.(Corrupter)
+	c, ok := corrupterOf(st)
 	if !ok {
 		t.Fatal("corruption detection is mandatory: set Harness.CorruptRecord or implement artifactstest.Corrupter")
 	}
@@ -188,7 +189,7 @@ func (c chunky) Read(p []byte) (int, error) {
 func reader(b []byte) io.Reader { return chunky{bytes.NewReader(b)} }
 
 // put stores b and fails the test on error.
-func put(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, b []byte, opts artifacts.PutOptions) artifacts.Record {
+func put(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string, b []byte, opts artifacts.PutOptions) artifacts.Record {
 	t.Helper()
 	rec, err := st.Put(t.Context(), scope, name, reader(b), opts)
 	if err != nil {
@@ -199,7 +200,7 @@ func put(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, b
 
 // putN stores n versions with payloads data(size, seed+i) and returns
 // their records.
-func putN(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, n int, seed uint64) []artifacts.Record {
+func putN(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string, n int, seed uint64) []artifacts.Record {
 	t.Helper()
 	recs := make([]artifacts.Record, n)
 	for i := range recs {
@@ -215,7 +216,7 @@ func readAll(r *artifacts.Reader) ([]byte, error) {
 }
 
 // get reads a version whole; the error is Get's or the reader's.
-func get(ctx context.Context, st artifacts.Store, scope artifacts.Scope, name string, v int64) ([]byte, error) {
+func get(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, v int64) ([]byte, error) {
 	r, err := st.Get(ctx, scope, name, v)
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func get(ctx context.Context, st artifacts.Store, scope artifacts.Scope, name st
 }
 
 // getRange reads a range whole; the error is GetRange's or the reader's.
-func getRange(ctx context.Context, st artifacts.Store, scope artifacts.Scope, name string, v, off, n int64) ([]byte, error) {
+func getRange(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, v, off, n int64) ([]byte, error) {
 	r, err := st.GetRange(ctx, scope, name, v, off, n)
 	if err != nil {
 		return nil, err
@@ -233,7 +234,7 @@ func getRange(ctx context.Context, st artifacts.Store, scope artifacts.Scope, na
 }
 
 // mustGet reads a version and compares it with want.
-func mustGet(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, v int64, want []byte) {
+func mustGet(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string, v int64, want []byte) {
 	t.Helper()
 	got, err := get(t.Context(), st, scope, name, v)
 	if err != nil {
@@ -382,7 +383,7 @@ func toBig(v any) (*big.Int, bool) {
 }
 
 // allNames pages through ListNames with limit and returns every entry.
-func allNames(t *testing.T, st artifacts.Store, scope artifacts.Scope, limit int) []artifacts.NameEntry {
+func allNames(t *testing.T, st *artifacts.Store, scope artifacts.Scope, limit int) []artifacts.NameEntry {
 	t.Helper()
 	var out []artifacts.NameEntry
 	cursor := ""
@@ -403,7 +404,7 @@ func allNames(t *testing.T, st artifacts.Store, scope artifacts.Scope, limit int
 }
 
 // versionsOf lists every published version of a name, ascending.
-func versionsOf(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string) []int64 {
+func versionsOf(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string) []int64 {
 	t.Helper()
 	var out []int64
 	cursor := ""
@@ -427,7 +428,7 @@ func versionsOf(t *testing.T, st artifacts.Store, scope artifacts.Scope, name st
 
 // nameCounts returns the scope's names with their published version
 // counts, or an empty map when ListNames reports not_found.
-func nameCounts(t *testing.T, st artifacts.Store, scope artifacts.Scope) map[string]int {
+func nameCounts(t *testing.T, st *artifacts.Store, scope artifacts.Scope) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	page, err := st.ListNames(t.Context(), scope, artifacts.ListOptions{Limit: st.Capabilities().MaxPageLimit})
@@ -450,9 +451,9 @@ func nameCounts(t *testing.T, st artifacts.Store, scope artifacts.Scope) map[str
 
 // scopeSet lists the scopes a ScopeLister reports, or nil when the store
 // does not implement it.
-func scopeSet(t *testing.T, st artifacts.Store) map[artifacts.Scope]bool {
+func scopeSet(t *testing.T, st *artifacts.Store) map[artifacts.Scope]bool {
 	t.Helper()
-	l, ok := st.(artifacts.ScopeLister)
+	l, ok := st, canListScopes(st)
 	if !ok {
 		return nil
 	}
@@ -489,4 +490,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// canListScopes reports whether the store's driver can list its scopes.
+func canListScopes(st *artifacts.Store) bool {
+	var l artifacts.ScopeLister
+	return st.As(&l)
+}
+
+// corrupterOf returns the store's driver as a Corrupter, when it is one.
+func corrupterOf(st *artifacts.Store) (Corrupter, bool) {
+	var c Corrupter
+	ok := st.As(&c)
+	return c, ok
 }

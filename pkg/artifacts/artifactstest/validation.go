@@ -13,7 +13,7 @@ import (
 
 // baseline is a store holding one known version, and what it should list.
 type baseline struct {
-	st     artifacts.Store
+	st     *artifacts.Store
 	names  map[string]int           // names of scopeApp and their versions
 	scopes map[artifacts.Scope]bool // every scope with a version
 }

@@ -60,10 +60,11 @@ func TestBadInputNeverWrites(t *testing.T) {
 		{"metadata bad key", ok, "n", artifacts.PutOptions{Metadata: artifacts.Metadata{"\xff": 1}}, artifacts.CodeInvalidMetadata},
 	}
 	root := t.TempDir()
-	s, err := fsstore.Open(root, fsstore.Options{})
+	d, err := fsstore.Open(root, fsstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := artifacts.NewStore(d)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.Put(context.Background(), c.scope, c.aname, strings.NewReader("x"), c.opts)

@@ -61,12 +61,14 @@ func BenchmarkPutFloor1KiB(b *testing.B) {
 	}
 }
 
-func benchStore(b *testing.B, opts fsstore.Options) *fsstore.Store {
+// benchStore opens a store in a new directory, through the portable
+// layer every caller uses.
+func benchStore(b *testing.B, opts fsstore.Options) *artifacts.Store {
 	s, err := fsstore.Open(b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return s
+	return artifacts.NewStore(s)
 }
 
 // BenchmarkPut1KiB puts 1 KiB versions of one name.
@@ -231,11 +233,11 @@ func BenchmarkListNamesPage100Of4000Cold(b *testing.B) {
 	root := bigScope(b)
 	ctx := context.Background()
 	for b.Loop() {
-		s, err := fsstore.Open(root, fsstore.Options{})
+		d, err := fsstore.Open(root, fsstore.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		page, err := s.ListNames(ctx, benchScope, artifacts.ListOptions{Limit: 100, Cursor: "reports/2000"})
+		page, err := artifacts.NewStore(d).ListNames(ctx, benchScope, artifacts.ListOptions{Limit: 100, Cursor: "reports/2000"})
 		if err != nil || len(page.Items) != 100 {
 			b.Fatal(len(page.Items), err)
 		}
@@ -248,10 +250,11 @@ func BenchmarkListNamesPage100Of4000Cold(b *testing.B) {
 func BenchmarkListNamesPage100Of4000Warm(b *testing.B) {
 	root := bigScope(b)
 	ctx := context.Background()
-	s, err := fsstore.Open(root, fsstore.Options{})
+	d, err := fsstore.Open(root, fsstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	s := artifacts.NewStore(d)
 	for b.Loop() {
 		page, err := s.ListNames(ctx, benchScope, artifacts.ListOptions{Limit: 100, Cursor: "reports/2000"})
 		if err != nil || len(page.Items) != 100 {
@@ -266,10 +269,11 @@ func BenchmarkListNamesPage100Of4000Warm(b *testing.B) {
 func BenchmarkFirstPutNewNameIn4000(b *testing.B) {
 	root := bigScope(b)
 	ctx := context.Background()
-	s, err := fsstore.Open(root, fsstore.Options{MaxScanEntries: 1 << 20})
+	d, err := fsstore.Open(root, fsstore.Options{MaxScanEntries: 1 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
+	s := artifacts.NewStore(d)
 	data := bytes.Repeat([]byte("x"), 1024)
 	prefix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	for i := 0; b.Loop(); i++ {

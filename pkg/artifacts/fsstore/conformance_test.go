@@ -10,7 +10,7 @@ import (
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
 
-func openFS(t *testing.T, opts fsstore.Options) artifacts.Store {
+func openFS(t *testing.T, opts fsstore.Options) artifacts.Driver {
 	t.Helper()
 	s, err := fsstore.Open(t.TempDir(), opts)
 	if err != nil {
@@ -20,10 +20,10 @@ func openFS(t *testing.T, opts fsstore.Options) artifacts.Store {
 }
 
 // versionPath is the path of a version file of the store's layout.
-func versionPath(t *testing.T, s artifacts.Store, scope artifacts.Scope, name string, version int64, suffix string) string {
+func versionPath(t *testing.T, s *artifacts.Store, scope artifacts.Scope, name string, version int64, suffix string) string {
 	t.Helper()
-	fs, ok := s.(*fsstore.Store)
-	if !ok {
+	var fs *fsstore.Store
+	if !s.As(&fs) {
 		t.Fatalf("store is a %T, not an *fsstore.Store", s)
 	}
 	return filepath.Join(fs.NameDir(scope, name), fsstore.VersionFile(version, suffix))
@@ -31,14 +31,14 @@ func versionPath(t *testing.T, s artifacts.Store, scope artifacts.Scope, name st
 
 func fsHarness(opts fsstore.Options) artifactstest.Harness {
 	return artifactstest.Harness{
-		New: func(t *testing.T) artifacts.Store { return openFS(t, opts) },
-		NewWithLimit: func(t *testing.T, maxArtifactBytes int64) artifacts.Store {
+		New: func(t *testing.T) artifacts.Driver { return openFS(t, opts) },
+		NewWithLimit: func(t *testing.T, maxArtifactBytes int64) artifacts.Driver {
 			o := opts
 			o.MaxArtifactBytes = maxArtifactBytes
 			return openFS(t, o)
 		},
 		// Flip one bit in the middle of v-N.data.
-		CorruptPayload: func(t *testing.T, s artifacts.Store, scope artifacts.Scope, name string, version int64) {
+		CorruptPayload: func(t *testing.T, s *artifacts.Store, scope artifacts.Scope, name string, version int64) {
 			t.Helper()
 			p := versionPath(t, s, scope, name, version, "data")
 			b, err := os.ReadFile(p)
@@ -54,7 +54,7 @@ func fsHarness(opts fsstore.Options) artifactstest.Harness {
 			}
 		},
 		// Overwrite v-N.meta with bytes that are not a record.
-		CorruptRecord: func(t *testing.T, s artifacts.Store, scope artifacts.Scope, name string, version int64) {
+		CorruptRecord: func(t *testing.T, s *artifacts.Store, scope artifacts.Scope, name string, version int64) {
 			t.Helper()
 			p := versionPath(t, s, scope, name, version, "meta")
 			if _, err := os.Stat(p); err != nil {

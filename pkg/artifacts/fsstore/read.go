@@ -9,10 +9,10 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/internal/pool"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -49,15 +49,9 @@ func scanNameDir(dir string, wantData bool) (nameScan, error) {
 	return sc, nil
 }
 
-// nameDir checks scope and name and returns the name directory, refusing
-// symbolic links on the way.
+// nameDir returns the name directory of a scope and name (checked by
+// artifacts.Store), refusing symbolic links on the way.
 func (s *Store) nameDir(op string, scope artifacts.Scope, name string) (string, error) {
-	if err := scope.Validate(); err != nil {
-		return "", err
-	}
-	if err := artifacts.ValidateName(name); err != nil {
-		return "", err
-	}
 	scopeDir := filepath.Join(s.scopes, scope.Hash())
 	dir := filepath.Join(scopeDir, NamesDir, artifacts.NameHash(name))
 	for _, d := range []string{scopeDir, filepath.Dir(dir), dir} {
@@ -127,9 +121,6 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 
 func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name string, version int64) (artifacts.Record, string, error) {
 	wrap := func(err error) error { return ioErr(op, err).With(scope, name, version) }
-	if version < 0 {
-		return artifacts.Record{}, "", wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is negative", version))
-	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, "", wrap(err)
 	}
@@ -213,10 +204,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	const op = "list versions"
 	var page artifacts.VersionPage
 	wrap := func(err error) error { return ioErr(op, err).With(scope, name, 0) }
-	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, wrap(err)
-	}
+	limit, after := opts.PageSize(), artifacts.VersionCursor(opts)
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, wrap(err)
 	}
@@ -270,10 +258,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 	const op = "list names"
 	var page artifacts.NamePage
 	wrap := func(err error) error { return ioErr(op, err).With(scope, "", 0) }
-	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, wrap(err)
-	}
+	limit := opts.PageSize()
 	scopeDir := filepath.Join(s.scopes, scope.Hash())
 	namesDir := filepath.Join(scopeDir, NamesDir)
 	for _, d := range []string{scopeDir, namesDir} {
@@ -500,36 +485,7 @@ func (s *Store) complete(in *nameInfo, scope artifacts.Scope) error {
 // parallel runs work on every item with a few goroutines: the work is
 // system calls, so more goroutines than processors keep the disk busy.
 func parallel[T any](ctx context.Context, items []T, work func(T)) error {
-	workers := min(len(items), 4*runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for _, it := range items {
-			if err := artifacts.CheckContext(ctx, "scan"); err != nil {
-				return err
-			}
-			work(it)
-		}
-		return nil
-	}
-	var next int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= int64(len(items)) {
-					return
-				}
-				work(items[i])
-			}
-		}()
-	}
-	wg.Wait()
+	pool.Each(ctx, 4*runtime.GOMAXPROCS(0), items, func(it T) error { work(it); return nil })
 	return artifacts.CheckContext(ctx, "scan")
 }
 
@@ -547,27 +503,9 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	if err != nil {
 		return nil, wrap(err)
 	}
-	var targets []int64
-	switch sel.Kind {
-	case artifacts.SelectVersion:
-		if sel.Version < 1 {
-			return nil, wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is not positive", sel.Version))
-		}
-		if _, ok := slices.BinarySearch(sc.published, sel.Version); !ok {
-			return nil, wrap(artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version"))
-		}
-		targets = []int64{sel.Version}
-	case artifacts.SelectLatest:
-		if len(sc.published) > 0 {
-			targets = sc.published[len(sc.published)-1:]
-		}
-	case artifacts.SelectAll:
-		targets = sc.published
-	default:
-		return nil, wrap(artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "unknown selector %q", sel.Kind))
-	}
-	if len(targets) == 0 {
-		return nil, wrap(artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version"))
+	targets, err := sel.Resolve(op, sc.published)
+	if err != nil {
+		return nil, wrap(err)
 	}
 	recs := make([]artifacts.Record, 0, len(targets))
 	for _, n := range targets {

@@ -58,7 +58,7 @@ type Store struct {
 }
 
 var (
-	_ artifacts.Store         = (*Store)(nil)
+	_ artifacts.Driver        = (*Store)(nil)
 	_ artifacts.ScopeLister   = (*Store)(nil)
 	_ artifacts.Walker        = (*Store)(nil)
 	_ artifacts.PayloadOpener = (*Store)(nil)
@@ -124,6 +124,10 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		MaxScanEntries:   s.opts.MaxScanEntries,
 		VerifiedRanges:   true,
 		Durable:          true,
+		FirstVersion:     1,
+		StoresDigest:     true,
+		MaxRecordBytes:   artifacts.MaxRecordFileBytes,
+		MaxNameBytes:     artifacts.MaxNameBytes,
 	}
 }
 
@@ -207,21 +211,9 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 
 func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r io.Reader, opts artifacts.PutOptions) (artifacts.Record, error) {
 	const op = "put"
-	if err := scope.Validate(); err != nil {
-		return artifacts.Record{}, err
-	}
-	if err := artifacts.ValidateName(name); err != nil {
-		return artifacts.Record{}, err
-	}
-	mime := opts.MIMEType
+	mime := opts.MIMEType // checked by artifacts.Store
 	if mime == "" {
 		mime = artifacts.DefaultMIMEType
-	}
-	if err := artifacts.ValidateMIMEType(mime); err != nil {
-		return artifacts.Record{}, err
-	}
-	if err := artifacts.ValidateMetadata(opts.Metadata); err != nil {
-		return artifacts.Record{}, err
 	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, err

@@ -21,18 +21,19 @@ var suiteOptions = gcsstore.Options{MaxRecordBytes: artifacts.MaxRecordFileBytes
 // puts to one name).
 func TestConformance(t *testing.T) {
 	artifactstest.Run(t, artifactstest.Harness{
-		New: func(t *testing.T) artifacts.Store {
+		New: func(t *testing.T) artifacts.Driver {
 			s, _ := newStore(t, suiteOptions)
 			return s
 		},
-		NewWithLimit: func(t *testing.T, limit int64) artifacts.Store {
+		NewWithLimit: func(t *testing.T, limit int64) artifacts.Driver {
 			opts := suiteOptions
 			opts.MaxArtifactBytes = limit
 			s, _ := newStore(t, opts)
 			return s
 		},
-		CorruptPayload: func(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, v int64) {
-			s := st.(*gcsstore.Store)
+		CorruptPayload: func(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string, v int64) {
+			var s *gcsstore.Store
+			st.As(&s)
 			obj := s.ObjectName(scope, name, v, gcsstore.SuffixData)
 			b := readObject(t, s, obj)
 			if len(b) == 0 {
@@ -41,8 +42,9 @@ func TestConformance(t *testing.T) {
 			b[len(b)/2] ^= 0x01
 			overwrite(t, s, obj, b)
 		},
-		CorruptRecord: func(t *testing.T, st artifacts.Store, scope artifacts.Scope, name string, v int64) {
-			s := st.(*gcsstore.Store)
+		CorruptRecord: func(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name string, v int64) {
+			var s *gcsstore.Store
+			st.As(&s)
 			overwrite(t, s, s.ObjectName(scope, name, v, gcsstore.SuffixMeta), []byte("\x83garbage"))
 		},
 	})

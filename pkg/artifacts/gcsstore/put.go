@@ -6,9 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
-	"math"
 	mrand "math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
@@ -51,27 +49,14 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 
 func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r io.Reader, opts artifacts.PutOptions, version *int64) (artifacts.Record, error) {
 	const op = "put"
-	if err := checkArgs(scope, name); err != nil {
-		return artifacts.Record{}, err
-	}
+	// artifacts.Store checked the arguments and that the record fits in
+	// Capabilities.MaxRecordBytes.
 	rec := artifacts.Record{Scope: scope, Name: name, MIMEType: opts.MIMEType, Metadata: opts.Metadata}
 	if rec.MIMEType == "" {
 		rec.MIMEType = artifacts.DefaultMIMEType
 	}
 	if rec.Metadata == nil {
 		rec.Metadata = artifacts.Metadata{}
-	}
-	// Refuse a record that could not be written before reserving anything:
-	// encode it with the widest values its variable fields can take.
-	probe := rec
-	probe.Version, probe.Size, probe.CreatedAt = math.MaxInt32, s.opts.MaxArtifactBytes, s.opts.Now().UnixMilli()
-	probe.Digest = strings.Repeat("0", 64)
-	b, err := artifacts.EncodeRecord(probe)
-	if err != nil {
-		return artifacts.Record{}, err
-	}
-	if len(b) > s.opts.MaxRecordBytes {
-		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidMetadata, op, nil, "the record would be %d bytes, more than %d", len(b), s.opts.MaxRecordBytes)
 	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, err
@@ -102,7 +87,8 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 		return artifacts.Record{}, err
 	}
 	rec.CreatedAt = s.opts.Now().UnixMilli()
-	if b, err = artifacts.EncodeRecord(rec); err == nil && len(b) > s.opts.MaxRecordBytes {
+	b, err := artifacts.EncodeRecord(rec)
+	if err == nil && len(b) > s.opts.MaxRecordBytes {
 		err = artifacts.Errorf(artifacts.CodeInvalidMetadata, op, nil, "the record is %d bytes, more than %d", len(b), s.opts.MaxRecordBytes)
 	}
 	if err != nil {

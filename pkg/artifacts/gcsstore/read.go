@@ -7,12 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	"github.com/agentstore/agentstore/internal/pool"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -145,14 +144,6 @@ func (s *Store) readRecord(ctx context.Context, op, objName string, gen int64) (
 	return rec, nil
 }
 
-// checkArgs validates a scope and a name.
-func checkArgs(scope artifacts.Scope, name string) error {
-	if err := scope.Validate(); err != nil {
-		return err
-	}
-	return artifacts.ValidateName(name)
-}
-
 // Stat returns the record of a version (0 for the latest).
 func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
 	const op = "stat"
@@ -167,12 +158,6 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 
 // stat finds and checks the record of a version (0 for the latest).
 func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
-	if err := checkArgs(scope, name); err != nil {
-		return artifacts.Record{}, err
-	}
-	if version < 0 {
-		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is negative", version)
-	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, err
 	}
@@ -229,9 +214,6 @@ func (s *Store) Get(ctx context.Context, scope artifacts.Scope, name string, ver
 // (Capabilities.VerifiedRanges is false).
 func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string, version, offset, length int64) (*artifacts.Reader, error) {
 	const op = "get"
-	if offset < 0 || length < -1 {
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "offset %d, length %d", offset, length).With(scope, name, version)
-	}
 	rec, err := s.Stat(ctx, scope, name, version)
 	if err != nil {
 		return nil, relabel(err, op)
@@ -293,10 +275,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 
 func (s *Store) listVersions(ctx context.Context, op string, scope artifacts.Scope, name string, opts artifacts.ListOptions) (artifacts.VersionPage, error) {
 	var page artifacts.VersionPage
-	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, err
-	}
+	limit, after := opts.PageSize(), artifacts.VersionCursor(opts)
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err
 	}
@@ -379,10 +358,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 
 func (s *Store) listNames(ctx context.Context, op string, scope artifacts.Scope, opts artifacts.ListOptions) (artifacts.NamePage, error) {
 	var page artifacts.NamePage
-	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, err
-	}
+	limit := opts.PageSize()
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err
 	}
@@ -518,23 +494,7 @@ func (s *Store) resolveNames(ctx context.Context, op string, scope artifacts.Sco
 // parallel runs work on every item with at most Options.Workers goroutines
 // and returns the context's error if it ended first.
 func parallel[T any](ctx context.Context, workers int, items []T, work func(T)) error {
-	workers = min(workers, len(items))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if i >= int64(len(items)) {
-					return
-				}
-				work(items[i])
-			}
-		}()
-	}
-	wg.Wait()
+	pool.Each(ctx, workers, items, func(it T) error { work(it); return nil })
 	return artifacts.CheckContext(ctx, "scan")
 }
 
@@ -554,9 +514,6 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 }
 
 func (s *Store) delete(ctx context.Context, op string, scope artifacts.Scope, name string, sel artifacts.Selector) ([]artifacts.Record, error) {
-	if err := checkArgs(scope, name); err != nil {
-		return nil, err
-	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return nil, err
 	}
@@ -565,27 +522,9 @@ func (s *Store) delete(ctx context.Context, op string, scope artifacts.Scope, na
 	if err != nil {
 		return nil, err
 	}
-	var targets []int64
-	switch sel.Kind {
-	case artifacts.SelectVersion:
-		if sel.Version < 1 {
-			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is not positive", sel.Version)
-		}
-		if _, ok := sc.meta[sel.Version]; !ok {
-			return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version")
-		}
-		targets = []int64{sel.Version}
-	case artifacts.SelectLatest:
-		if len(sc.published) > 0 {
-			targets = sc.published[len(sc.published)-1:]
-		}
-	case artifacts.SelectAll:
-		targets = sc.published
-	default:
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "unknown selector %q", sel.Kind)
-	}
-	if len(targets) == 0 {
-		return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version")
+	targets, err := sel.Resolve(op, sc.published)
+	if err != nil {
+		return nil, err
 	}
 	recs := make([]artifacts.Record, 0, len(targets))
 	for _, n := range targets {

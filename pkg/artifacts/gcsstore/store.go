@@ -120,7 +120,7 @@ type Store struct {
 }
 
 var (
-	_ artifacts.Store       = (*Store)(nil)
+	_ artifacts.Driver      = (*Store)(nil)
 	_ artifacts.ScopeLister = (*Store)(nil)
 	_ artifacts.Walker      = (*Store)(nil)
 )
@@ -253,6 +253,10 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		MaxScanEntries:   s.opts.MaxScanEntries,
 		VerifiedRanges:   false,
 		Durable:          true,
+		FirstVersion:     1,
+		StoresDigest:     true,
+		MaxRecordBytes:   s.opts.MaxRecordBytes,
+		MaxNameBytes:     artifacts.MaxNameBytes,
 	}
 }
 

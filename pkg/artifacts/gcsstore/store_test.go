@@ -138,7 +138,8 @@ func TestLayout(t *testing.T) {
 // TestRecordLimit checks the layout's 16,384-byte record limit: a put whose
 // record would not fit fails before it writes anything.
 func TestRecordLimit(t *testing.T) {
-	s, srv := newStore(t, gcsstore.Options{})
+	d, srv := newStore(t, gcsstore.Options{})
+	s := artifacts.NewStore(d)
 	md := artifacts.Metadata{"k": strings.Repeat("x", artifacts.MaxMetadataBytes-17)}
 	if err := artifacts.ValidateMetadata(md); err != nil {
 		t.Fatal(err)

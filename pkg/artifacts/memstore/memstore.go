@@ -88,7 +88,7 @@ type version struct {
 }
 
 var (
-	_ artifacts.Store       = (*Store)(nil)
+	_ artifacts.Driver      = (*Store)(nil)
 	_ artifacts.ScopeLister = (*Store)(nil)
 	_ artifacts.Walker      = (*Store)(nil)
 )
@@ -134,6 +134,10 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		MaxScanEntries:   s.opts.MaxScanEntries,
 		VerifiedRanges:   true,
 		Durable:          false,
+		FirstVersion:     1,
+		StoresDigest:     true,
+		MaxRecordBytes:   artifacts.MaxRecordFileBytes,
+		MaxNameBytes:     artifacts.MaxNameBytes,
 	}
 }
 
@@ -161,18 +165,9 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 
 func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r io.Reader, opts artifacts.PutOptions) (artifacts.Record, error) {
 	const op = "put"
-	if err := scope.Validate(); err != nil {
-		return artifacts.Record{}, err
-	}
-	if err := artifacts.ValidateName(name); err != nil {
-		return artifacts.Record{}, err
-	}
-	mime := opts.MIMEType
+	mime := opts.MIMEType // checked by artifacts.Store
 	if mime == "" {
 		mime = artifacts.DefaultMIMEType
-	}
-	if err := artifacts.ValidateMIMEType(mime); err != nil {
-		return artifacts.Record{}, err
 	}
 	md, err := canonicalMetadata(opts.Metadata)
 	if err != nil {
@@ -297,14 +292,11 @@ func readLimited(ctx context.Context, r io.Reader, limit int64) ([]byte, error) 
 	}
 }
 
-// canonicalMetadata validates md exactly as the filesystem adapter does (by
-// encoding a record holding it) and returns it in the form a decoded record
-// has: integers as int64 or *big.Int, floats as float64, lists as []any and
+// canonicalMetadata returns md (checked by artifacts.Store) in the form a
+// decoded record has, by encoding a record holding it and decoding it:
+// integers as int64 or *big.Int, floats as float64, lists as []any and
 // maps as map[string]any. The result shares nothing with md.
 func canonicalMetadata(md artifacts.Metadata) (artifacts.Metadata, error) {
-	if err := artifacts.ValidateMetadata(md); err != nil {
-		return nil, err
-	}
 	probe := artifacts.Record{
 		Scope:    artifacts.AppScope("memstore"),
 		Name:     "probe",
@@ -370,15 +362,9 @@ func (ns *nameState) latest() int64 {
 	return high
 }
 
-// lookup validates scope and name and returns the name's state, or
+// lookup returns the state of a name (checked by artifacts.Store), or
 // CodeNotFound. The caller holds s.mu.
 func (s *Store) lookup(op string, scope artifacts.Scope, name string) (*scopeState, *nameState, error) {
-	if err := scope.Validate(); err != nil {
-		return nil, nil, err
-	}
-	if err := artifacts.ValidateName(name); err != nil {
-		return nil, nil, err
-	}
 	sc := s.scopes[scope]
 	if sc == nil {
 		return nil, nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact")
@@ -393,9 +379,6 @@ func (s *Store) lookup(op string, scope artifacts.Scope, name string) (*scopeSta
 // find returns a published version (0 for the latest) and its verified
 // record.
 func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name string, v int64) (artifacts.Record, []byte, error) {
-	if v < 0 {
-		return artifacts.Record{}, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is negative", v)
-	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, nil, err
 	}
@@ -461,10 +444,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 func (s *Store) listVersions(ctx context.Context, scope artifacts.Scope, name string, opts artifacts.ListOptions) (artifacts.VersionPage, error) {
 	const op = "list versions"
 	var page artifacts.VersionPage
-	limit, after, err := artifacts.VersionPageArgs(scope, name, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, err
-	}
+	limit, after := opts.PageSize(), artifacts.VersionCursor(opts)
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err
 	}
@@ -508,10 +488,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 func (s *Store) listNames(ctx context.Context, scope artifacts.Scope, opts artifacts.ListOptions) (artifacts.NamePage, error) {
 	const op = "list names"
 	var page artifacts.NamePage
-	limit, err := artifacts.NamePageArgs(scope, opts, s.opts.MaxPageLimit)
-	if err != nil {
-		return page, err
-	}
+	limit := opts.PageSize()
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, err
 	}
@@ -572,28 +549,9 @@ func (s *Store) delete(ctx context.Context, scope artifacts.Scope, name string, 
 	if err != nil {
 		return nil, err
 	}
-	vs := ns.sortedVersions()
-	var targets []int64
-	switch sel.Kind {
-	case artifacts.SelectVersion:
-		if sel.Version < 1 {
-			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d is not positive", sel.Version)
-		}
-		if ns.published[sel.Version] == nil {
-			return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version")
-		}
-		targets = []int64{sel.Version}
-	case artifacts.SelectLatest:
-		if len(vs) > 0 {
-			targets = vs[len(vs)-1:]
-		}
-	case artifacts.SelectAll:
-		targets = vs
-	default:
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "unknown selector %q", sel.Kind)
-	}
-	if len(targets) == 0 {
-		return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version")
+	targets, err := sel.Resolve(op, ns.sortedVersions())
+	if err != nil {
+		return nil, err
 	}
 	recs := make([]artifacts.Record, 0, len(targets))
 	for _, v := range targets {

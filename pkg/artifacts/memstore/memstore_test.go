@@ -23,8 +23,8 @@ func newStore(t *testing.T, opts memstore.Options) *memstore.Store {
 
 func TestConformance(t *testing.T) {
 	artifactstest.Run(t, artifactstest.Harness{
-		New: func(t *testing.T) artifacts.Store { return newStore(t, memstore.Options{}) },
-		NewWithLimit: func(t *testing.T, n int64) artifacts.Store {
+		New: func(t *testing.T) artifacts.Driver { return newStore(t, memstore.Options{}) },
+		NewWithLimit: func(t *testing.T, n int64) artifacts.Driver {
 			return newStore(t, memstore.Options{MaxArtifactBytes: n})
 		},
 		// The corruption hooks come from memstore.Store's
@@ -211,7 +211,7 @@ func TestOptions(t *testing.T) {
 	if rec.CreatedAt != now.UnixMilli() {
 		t.Errorf("created_at %d, want %d", rec.CreatedAt, now.UnixMilli())
 	}
-	if _, err := s.ListNames(t.Context(), scopeA, artifacts.ListOptions{Limit: 6}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+	if _, err := artifacts.NewStore(s).ListNames(t.Context(), scopeA, artifacts.ListOptions{Limit: 6}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
 		t.Errorf("ListNames past MaxPageLimit: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ var testScope = artifacts.SessionScope("demo", "u-1", "s-1")
 type env struct {
 	t       testing.TB
 	dir     string // holds scratch, store, ref and outside
-	store   *fsstore.Store
+	store   *artifacts.Store
 	m       *workspace.Manager
 	srv     *Server
 	cs      *mcp.ClientSession
@@ -47,10 +47,11 @@ func newEnv(t testing.TB, configure func(*envOpts)) *env {
 	}
 	diskFile(t, filepath.Join(dir, "ref", "guide.md"), "# Guide\nline two\n")
 	diskFile(t, filepath.Join(dir, "outside", "secret.txt"), "TOP SECRET\n")
-	st, err := fsstore.Open(filepath.Join(dir, "store"), fsstore.Options{})
+	fst, err := fsstore.Open(filepath.Join(dir, "store"), fsstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := artifacts.NewStore(fst)
 	o := envOpts{ws: workspace.Options{Scratch: filepath.Join(dir, "scratch"), Reference: filepath.Join(dir, "ref"), Policy: workspace.SnapshotManual}}
 	if configure != nil {
 		configure(&o)

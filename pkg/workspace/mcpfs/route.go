@@ -319,7 +319,7 @@ func (m *memFS) scope() artifacts.Scope {
 	return artifacts.UserScope(sc.App, sc.User)
 }
 
-func (m *memFS) store() artifacts.Store { return m.c.s.opts.Memory }
+func (m *memFS) store() *artifacts.Store { return m.c.s.opts.Memory }
 
 // names returns the scope's names below prefix dir ("." for all), at most
 // MaxEntries+1 of them.

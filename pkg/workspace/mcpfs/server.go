@@ -87,7 +87,7 @@ type Options struct {
 	Manager *workspace.Manager
 	// Memory is the store that holds /memory (the user scope of each
 	// session); nil removes the route.
-	Memory artifacts.Store
+	Memory *artifacts.Store
 	// Profile defaults to ProfileReadWrite.
 	Profile Profile
 	// Tools, when not empty, narrows the profile to these tool names;

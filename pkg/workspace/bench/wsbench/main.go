@@ -52,7 +52,7 @@ func run(op, scratch, store string) error {
 	if err != nil {
 		return err
 	}
-	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: st})
+	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st)})
 	if err != nil {
 		return err
 	}

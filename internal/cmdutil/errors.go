@@ -155,7 +155,7 @@ func ErrorCode(err error) string {
 }
 
 // ExitCode maps err to the exit status of cli.md: 0 for nil, 2 for usage
-// errors (and the invalid_* codes of package artifacts), 3 for
+// errors (and the invalid_* and unknown_layout codes of package artifacts), 3 for
 // problems_found, 4 for confirmation_required and stale_confirmation, 5 for
 // locked, 1 for anything else.
 func ExitCode(err error) int {
@@ -172,7 +172,8 @@ func ExitCode(err error) int {
 		string(artifacts.CodeInvalidName),
 		string(artifacts.CodeInvalidMIMEType),
 		string(artifacts.CodeInvalidMetadata),
-		string(artifacts.CodeInvalidArgument):
+		string(artifacts.CodeInvalidArgument),
+		string(artifacts.CodeUnknownLayout):
 		return ExitUsage
 	case CodeProblemsFound:
 		return ExitProblems
@@ -275,7 +276,7 @@ func PrintError(ios *iostreams.IOStreams, err error, jsonMode bool) {
 func printText(w io.Writer, err error) {
 	msg := strings.TrimRight(err.Error(), "\n")
 	fmt.Fprintf(w, "agentstore: %s\n", msg)
-	if ExitCode(err) != ExitUsage {
+	if ExitCode(err) != ExitUsage || ErrorCode(err) == string(artifacts.CodeUnknownLayout) {
 		return
 	}
 	path := "agentstore"

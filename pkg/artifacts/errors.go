@@ -58,6 +58,9 @@ const (
 	CodeUnavailable Code = "unavailable"
 	// CodeIO means another input/output failure.
 	CodeIO Code = "io_error"
+	// CodeUnknownLayout means a location holds something, but no store of a
+	// layout this build knows (or not of the layout asked for).
+	CodeUnknownLayout Code = "unknown_layout"
 )
 
 // Error is the error type every Store returns. It carries a stable Code and

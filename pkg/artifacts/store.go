@@ -114,8 +114,12 @@ type Selector struct {
 
 // Capabilities describes an adapter.
 type Capabilities struct {
-	// Name is the adapter's name: "fs", "gcs" or "memory".
+	// Name is the adapter's name: "fs", "fs-sharded", "gcs" or "memory".
 	Name string
+	// Layout is the name of the layout the adapter reads and writes, as
+	// `agentstore layouts` lists it ("erlang-fs", "erlang-fs-sharded",
+	// "erlang-gcs"); "memory" for the in-memory adapter.
+	Layout string
 	// MaxArtifactBytes is the largest payload Put accepts.
 	MaxArtifactBytes int64
 	// MaxPageLimit is the largest page limit.

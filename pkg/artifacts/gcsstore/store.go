@@ -203,13 +203,9 @@ func Open(ctx context.Context, client *storage.Client, bucket, prefix string, op
 // the JSON API (emulators do not serve the XML API at their own host). The
 // Store's Close closes the client.
 func OpenURI(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
-	var copts []option.ClientOption
-	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
-		copts = append(copts, option.WithoutAuthentication(), storage.WithJSONReads())
-	}
-	client, err := storage.NewClient(ctx, copts...)
+	client, err := newClient(ctx)
 	if err != nil {
-		return nil, classify(ctx, "open", err, "storage client")
+		return nil, err
 	}
 	s, err := Open(ctx, client, bucket, prefix, opts)
 	if err != nil {
@@ -218,6 +214,19 @@ func OpenURI(ctx context.Context, bucket, prefix string, opts Options) (*Store, 
 	}
 	s.owned = true
 	return s, nil
+}
+
+// newClient makes the storage client of OpenURI and the layout's opener.
+func newClient(ctx context.Context) (*storage.Client, error) {
+	var copts []option.ClientOption
+	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
+		copts = append(copts, option.WithoutAuthentication(), storage.WithJSONReads())
+	}
+	client, err := storage.NewClient(ctx, copts...)
+	if err != nil {
+		return nil, classify(ctx, "open", err, "storage client")
+	}
+	return client, nil
 }
 
 // Close closes the storage client when the Store made it (OpenURI).
@@ -248,6 +257,7 @@ func (s *Store) ObjectName(scope artifacts.Scope, name string, n int64, suffix S
 func (s *Store) Capabilities() artifacts.Capabilities {
 	return artifacts.Capabilities{
 		Name:             "gcs",
+		Layout:           LayoutName,
 		MaxArtifactBytes: s.opts.MaxArtifactBytes,
 		MaxPageLimit:     s.opts.MaxPageLimit,
 		MaxScanEntries:   s.opts.MaxScanEntries,

@@ -1,11 +1,7 @@
 package quota
 
 import (
-	"errors"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"context"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
@@ -18,33 +14,14 @@ import (
 // is used: a put refuses a new scope once either reaches
 // MaxScanEntries/2, and neither ever goes down.
 //
-// It reads the layout directly, as fsstore does; it lives here rather
-// than as a method of fsstore.Store so that package stays unchanged.
+// It is fsstore.Store.ScopeSlots on a store opened at root.
 func FSScopeSlots(root string) (int, error) {
-	const op = "quota count scope slots"
-	dir := filepath.Join(root, fsstore.LayoutDir, fsstore.ScopesDir)
-	d, err := os.Open(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
+	st, err := fsstore.Open(root, fsstore.Options{})
 	if err != nil {
-		return 0, artifacts.Errorf(artifacts.CodeIO, op, err, "")
+		if artifacts.IsNotFound(err) {
+			return 0, nil
+		}
+		return 0, err
 	}
-	defer d.Close()
-	n := 0
-	for {
-		names, err := d.Readdirnames(4096)
-		for _, name := range names {
-			if _, ok := fsstore.ParseSlot(name, fsstore.ScopeSlotPrefix); ok {
-				n++
-			}
-		}
-		if errors.Is(err, io.EOF) || (err == nil && len(names) == 0) {
-			break
-		}
-		if err != nil {
-			return 0, artifacts.Errorf(artifacts.CodeIO, op, err, "")
-		}
-	}
-	return n, nil
+	return st.ScopeSlots(context.Background())
 }

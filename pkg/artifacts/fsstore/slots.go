@@ -1,0 +1,46 @@
+package fsstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// ScopeSlots counts the store's scope slot files
+// (.adk-scope-slot-K.reserve); a store with no v1/scopes yet has none.
+// Together with the scope directories, which Walk reports, they decide how
+// much of the store's scope capacity is used: a put refuses a new scope
+// once either reaches MaxScanEntries/2, and neither ever goes down.
+func (s *Store) ScopeSlots(ctx context.Context) (int, error) {
+	const op = "count scope slots"
+	d, err := os.Open(s.scopes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, ioErr(op, err)
+	}
+	defer d.Close()
+	n := 0
+	for {
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return 0, err
+		}
+		names, err := d.Readdirnames(4096)
+		for _, name := range names {
+			if _, ok := ParseSlot(name, ScopeSlotPrefix); ok {
+				n++
+			}
+		}
+		if errors.Is(err, io.EOF) || (err == nil && len(names) == 0) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, ioErr(op, err)
+		}
+	}
+}

@@ -32,8 +32,9 @@ type VerifyOptions struct {
 // VerifyJSON is the JSON output of "fs verify": the store, the scope
 // checked (null for all), then the report.
 type VerifyJSON struct {
-	Store string           `json:"store"`
-	Scope *artifacts.Scope `json:"scope"`
+	Store  string           `json:"store"`
+	Layout string           `json:"layout"`
+	Scope  *artifacts.Scope `json:"scope"`
 	repair.VerifyReport
 }
 
@@ -147,13 +148,13 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 			rate(float64(rep.Checked), elapsed), output.Size(int64(float64(rep.Bytes)/max(elapsed.Seconds(), 1e-9))))
 	}
 	if cfg.JSON() {
-		if err := output.JSON(opts.IO.Out, VerifyJSON{Store: u.String(), Scope: only, VerifyReport: rep}); err != nil {
+		if err := output.JSON(opts.IO.Out, VerifyJSON{Store: u.String(), Layout: st.Capabilities().Layout, Scope: only, VerifyReport: rep}); err != nil {
 			return err
 		}
 	} else {
 		w := opts.IO.Out
-		st := output.NewStyles(opts.IO)
-		fmt.Fprintf(w, "%s %s", st.Bold("Store"), u.String())
+		sty := output.NewStyles(opts.IO)
+		fmt.Fprintf(w, "%s %s (%s)", sty.Bold("Store"), u.String(), st.Capabilities().Layout)
 		if only != nil {
 			fmt.Fprintf(w, ", scope %s", only)
 		}
@@ -164,9 +165,9 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		}
 		fmt.Fprintln(w)
 		if rep.Corrupt == 0 {
-			fmt.Fprintln(w, st.OK("no corrupt versions"))
+			fmt.Fprintln(w, sty.OK("no corrupt versions"))
 		}
-		corruptSection(opts.IO, st, rep.CorruptItems)
+		corruptSection(opts.IO, sty, rep.CorruptItems)
 	}
 	if rep.Corrupt > 0 {
 		return problems(rep.Corrupt)

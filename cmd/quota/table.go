@@ -137,7 +137,11 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 		slots = fmt.Sprintf(" (%d slots, %d directories)", s.ScopeSlots, s.ScopeDirs)
 	}
 	u := usage(st, s.UsagePercent, s.Warn, s.Over)
-	fmt.Fprintf(w, "%s %s (%s): %d of %d scopes%s  %s", st.Bold("Store"), sanitize(store), s.Adapter, s.Scopes, s.ScopeCapacity, slots, u.styled)
+	if s.PerShard {
+		fmt.Fprintf(w, "%s %s (%s): %d scopes, one per shard; fullest shard %d of %d scope slots  %s", st.Bold("Store"), sanitize(store), s.Layout, s.ScopeDirs, s.Scopes, s.ScopeCapacity, u.styled)
+	} else {
+		fmt.Fprintf(w, "%s %s (%s): %d of %d scopes%s  %s", st.Bold("Store"), sanitize(store), s.Layout, s.Scopes, s.ScopeCapacity, slots, u.styled)
+	}
 	if m := mark(st, s.Warn, s.Over); m.text != "" {
 		fmt.Fprintf(w, "  %s", m.styled)
 	}

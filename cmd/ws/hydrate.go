@@ -64,7 +64,7 @@ With -o json: {"scope","version","files","bytes"}.`,
 }
 
 func runHydrate(ctx context.Context, opts *HydrateOptions) error {
-	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope)
+	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope, false)
 	if err != nil {
 		return err
 	}

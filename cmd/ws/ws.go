@@ -28,7 +28,10 @@ const (
 type deps struct {
 	IO        *iostreams.IOStreams
 	Config    func() (*cmdutil.Config, error)
-	OpenStore func(ctx context.Context) (artifacts.Store, error)
+	// OpenStore opens --store for reading; CreateStore for writing,
+	// making a new store when there is none.
+	OpenStore   func(ctx context.Context) (artifacts.Store, error)
+	CreateStore func(ctx context.Context) (artifacts.Store, error)
 	Now       func() time.Time
 	Logger    func() *slog.Logger
 }
@@ -37,7 +40,8 @@ func depsOf(f *cmdutil.Factory) deps {
 	return deps{
 		IO:        f.IO,
 		Config:    f.Config,
-		OpenStore: f.OpenStore,
+		OpenStore:   f.OpenStore,
+		CreateStore: f.CreateStore,
 		Now:       f.Now,
 		Logger:    f.Logger,
 	}
@@ -93,8 +97,9 @@ func progress(ios *iostreams.IOStreams, label string) (func(files int, bytes int
 func scopeJSON(s artifacts.Scope) *artifacts.Scope { return &s }
 
 // sessionManager resolves the session scope of flags, then opens the store
-// and a manager over the scratch root: what snapshot and hydrate share.
-func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags) (artifacts.Scope, *cmdutil.Config, *workspace.Manager, error) {
+// (for writing: making it when missing) and a manager over the scratch
+// root: what snapshot and hydrate share.
+func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, write bool) (artifacts.Scope, *cmdutil.Config, *workspace.Manager, error) {
 	scope, err := flags.Scope(true, artifacts.KindSession)
 	if err != nil {
 		return artifacts.Scope{}, nil, nil, err
@@ -103,7 +108,11 @@ func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags) (art
 	if err != nil {
 		return artifacts.Scope{}, nil, nil, err
 	}
-	st, err := d.OpenStore(ctx)
+	open := d.OpenStore
+	if write {
+		open = d.CreateStore
+	}
+	st, err := open(ctx)
 	if err != nil {
 		return artifacts.Scope{}, nil, nil, err
 	}

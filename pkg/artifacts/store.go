@@ -132,6 +132,11 @@ type Capabilities struct {
 	VerifiedRanges bool
 	// Durable is true when a published version survives a crash.
 	Durable bool
+	// ScopeCeilingPerShard is true when the store is made of shards that
+	// each hold one scope and have their own ceilings (erlang-fs-sharded):
+	// ScopeCapacity then bounds the scope slots of each shard, and the
+	// store as a whole has no scope ceiling.
+	ScopeCeilingPerShard bool
 }
 
 // ScopeCapacity is the number of scopes a store can ever hold.

@@ -105,6 +105,7 @@ func (s *Store) ShardRoot(scope artifacts.Scope) string {
 func (s *Store) Capabilities() artifacts.Capabilities {
 	c := s.caps()
 	c.Name, c.Layout = "fs-sharded", LayoutName
+	c.ScopeCeilingPerShard = true
 	return c
 }
 

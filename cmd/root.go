@@ -170,6 +170,7 @@ environment, then config file, then default.`,
 		newWsCmd(f),
 		newFsCmd(f),
 		newQuotaCmd(f),
+		newLayoutsCmd(f),
 		newVersionCmd(f),
 	)
 	// Add cobra's completion command now rather than at Execute, so that it

@@ -80,7 +80,7 @@ func cmdEveryCommand(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdScopeHash sets $VAR to the hash of a scope ('' for absent parts):
+// cmdScopeHash sets $VAR to the hash of a scope (” for absent parts):
 // scopehash APP USER SESSION VAR.
 func cmdScopeHash(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "scopehash")

@@ -26,24 +26,24 @@ const (
 
 // deps are the dependencies every ws command takes from the Factory.
 type deps struct {
-	IO        *iostreams.IOStreams
-	Config    func() (*cmdutil.Config, error)
+	IO     *iostreams.IOStreams
+	Config func() (*cmdutil.Config, error)
 	// OpenStore opens --store for reading; CreateStore for writing,
 	// making a new store when there is none.
 	OpenStore   func(ctx context.Context) (artifacts.Store, error)
 	CreateStore func(ctx context.Context) (artifacts.Store, error)
-	Now       func() time.Time
-	Logger    func() *slog.Logger
+	Now         func() time.Time
+	Logger      func() *slog.Logger
 }
 
 func depsOf(f *cmdutil.Factory) deps {
 	return deps{
-		IO:        f.IO,
-		Config:    f.Config,
+		IO:          f.IO,
+		Config:      f.Config,
 		OpenStore:   f.OpenStore,
 		CreateStore: f.CreateStore,
-		Now:       f.Now,
-		Logger:    f.Logger,
+		Now:         f.Now,
+		Logger:      f.Logger,
 	}
 }
 

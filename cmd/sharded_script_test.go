@@ -28,7 +28,7 @@ func init() {
 }
 
 // storeCommands are the commands that open --store, with the arguments
-// each needs besides --store and -o json.
+// each needs besides --store and -o json; writers last (writeCommands).
 var storeCommands = [][]string{
 	{"artifacts", "list"},
 	{"artifacts", "list", "--app", "a", "--user", "u", "--session", "s"},
@@ -39,25 +39,34 @@ var storeCommands = [][]string{
 	{"fs", "repair", "--dry-run"},
 	{"quota", "report"},
 	{"ws", "list", "--scratch", "scratch"},
-	{"ws", "snapshot", "--scratch", "scratch", "--app", "a", "--user", "u", "--session", "s"},
 	{"ws", "hydrate", "--scratch", "scratch", "--app", "a", "--user", "u", "--session", "s"},
+	{"ws", "snapshot", "--scratch", "scratch", "--app", "a", "--user", "u", "--session", "s"},
 	{"ws", "sweep", "--scratch", "scratch", "--idle", "1h"},
 }
 
+// writeCommands is how many of storeCommands, at its end, write (and so
+// may make a store where there is none).
+const writeCommands = 2
+
 // cmdEveryCommand runs every command that opens a store against STORE and
 // checks that each exits with status N and reports error CODE, with the
-// message matching PATTERN: every-command STORE N CODE PATTERN. The
-// scripts check separately that nothing changed.
+// message matching PATTERN: every-command [-reads] STORE N CODE PATTERN.
+// With -reads only the commands that never write run. The scripts check
+// separately that nothing changed.
 func cmdEveryCommand(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "every-command")
+	cmds := storeCommands
+	if len(args) > 0 && args[0] == "-reads" {
+		cmds, args = storeCommands[:len(storeCommands)-writeCommands], args[1:]
+	}
 	if len(args) != 4 {
-		ts.Fatalf("usage: every-command STORE N CODE PATTERN")
+		ts.Fatalf("usage: every-command [-reads] STORE N CODE PATTERN")
 	}
 	want, err := strconv.Atoi(args[1])
 	ts.Check(err)
 	re, err := regexp.Compile(args[3])
 	ts.Check(err)
-	for _, c := range storeCommands {
+	for _, c := range cmds {
 		argv := append(slices.Clone(c), "--store", args[0], "-o", "json")
 		err := ts.Exec("agentstore", argv...)
 		got := 0

@@ -6,6 +6,9 @@ package wscmd
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
 	"log/slog"
 	"os"
 	"time"
@@ -111,6 +114,13 @@ func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, writ
 	open := d.OpenStore
 	if write {
 		open = d.CreateStore
+		// A writer makes the store only when it has something to write:
+		// no store is created for a session without a workspace.
+		dir := filepath.Join(cfg.Scratch, workspace.DirName(scope.User, scope.Session))
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return artifacts.Scope{}, nil, nil, artifacts.Errorf(artifacts.CodeNotFound, "ws", nil,
+				"%s has no workspace under the scratch root %s (looked for %s)", scope, cfg.Scratch, dir)
+		}
 	}
 	st, err := open(ctx)
 	if err != nil {

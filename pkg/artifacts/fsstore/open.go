@@ -65,12 +65,17 @@ func isShard(dir string) bool {
 func (layout) Guess(_ context.Context, loc artifacts.Location) string {
 	parts := strings.Split(filepath.ToSlash(loc.Root), "/")
 	for i := len(parts) - 1; i >= 1; i-- {
-		if parts[i] != LayoutDir || (i+1 < len(parts) && parts[i+1] != ScopesDir) {
+		if parts[i] != LayoutDir {
 			continue
 		}
 		root := filepath.FromSlash(strings.Join(parts[:i], "/"))
 		if root == "" {
 			root = string(filepath.Separator)
+		}
+		// ROOT/v1 itself, anything below ROOT/v1/scopes, or anything below
+		// the v1/ of an existing store.
+		if i+1 < len(parts) && parts[i+1] != ScopesDir && !artifacts.IsDir(filepath.Join(root, LayoutDir, ScopesDir)) {
+			continue
 		}
 		if isShard(root) {
 			return "" // the sharded layout's guess

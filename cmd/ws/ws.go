@@ -8,9 +8,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"path/filepath"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"

@@ -92,11 +92,19 @@ func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix st
 		ctx, cancel = context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
 		defer cancel()
 	}
-	attempts := l.opts.MaxAttempts
-	if attempts <= 0 {
-		attempts = DefaultMaxAttempts
+	// The same bounded retries as the Store's requests: a service that is
+	// down fails promptly as unavailable.
+	o := l.opts
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
 	}
-	bkt := client.Bucket(loc.Bucket).Retryer(storage.WithMaxAttempts(attempts))
+	if o.RetryInitial <= 0 {
+		o.RetryInitial = DefaultRetryInitial
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	bkt := client.Bucket(loc.Bucket).Retryer(retryOptions(o)...)
 	it := bkt.Objects(ctx, &storage.Query{Prefix: prefix + "/", Delimiter: "/"})
 	it.PageInfo().MaxSize = n
 	var out []string

@@ -278,13 +278,16 @@ func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFun
 // exponential backoff, idempotent operations only (every create here has a
 // precondition, every delete a generation), and at most MaxAttempts
 // attempts, counted by a fresh counter.
-func (s *Store) retryOptions() []storage.RetryOption {
+func (s *Store) retryOptions() []storage.RetryOption { return retryOptions(s.opts) }
+
+// retryOptions is Store.retryOptions for options o (defaults applied).
+func retryOptions(o Options) []storage.RetryOption {
 	var attempts atomic.Int32
-	limit := int32(s.opts.MaxAttempts)
+	limit := int32(o.MaxAttempts)
 	return []storage.RetryOption{
-		storage.WithBackoff(gax.Backoff{Initial: s.opts.RetryInitial, Max: s.opts.RetryMax, Multiplier: 2}),
+		storage.WithBackoff(gax.Backoff{Initial: o.RetryInitial, Max: o.RetryMax, Multiplier: 2}),
 		storage.WithPolicy(storage.RetryIdempotent),
-		storage.WithMaxAttempts(s.opts.MaxAttempts),
+		storage.WithMaxAttempts(o.MaxAttempts),
 		storage.WithErrorFunc(func(err error) bool {
 			return attempts.Add(1) < limit && shouldRetry(err)
 		}),

@@ -439,6 +439,14 @@ func cmdGCSCheckFixture(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	exp, err := testfixtures.ExpectedGCS()
 	ts.Check(err)
+	checkFixture(ts, "gs://"+args[0], exp, 4, 34)
+}
+
+// checkFixture checks with agentstore's artifacts versions and artifacts
+// list, exactly, every version of every name of a fixture against what
+// the Erlang library decoded (its expected.tsv, exp, of wantNames names
+// and wantVersions versions) in the store at store.
+func checkFixture(ts *testscript.TestScript, store string, exp []testfixtures.Expected, wantNames, wantVersions int) {
 	type key struct {
 		scope artifacts.Scope
 		name  string
@@ -452,10 +460,9 @@ func cmdGCSCheckFixture(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		byName[k] = append(byName[k], e)
 	}
-	if len(keys) != 4 || len(exp) != 34 {
-		ts.Fatalf("gcs-check-fixture: the fixture has %d names and %d versions, want 4 and 34", len(keys), len(exp))
+	if len(keys) != wantNames || len(exp) != wantVersions {
+		ts.Fatalf("the fixture has %d names and %d versions, want %d and %d", len(keys), len(exp), wantNames, wantVersions)
 	}
-	store := "gs://" + args[0]
 	scopes := map[artifacts.Scope][]string{}
 	for _, k := range keys {
 		es := byName[k]

@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +21,7 @@ func isolate(t *testing.T) {
 	t.Setenv("HOME", dir)
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	t.Setenv("NO_COLOR", "")
-	for _, k := range []string{"STORE", "SCRATCH", "CONFIG", "OUTPUT", "NO_COLOR", "TIMEOUT", "VERBOSE", "LOG_FORMAT"} {
+	for _, k := range []string{"STORE", "LAYOUT", "SCRATCH", "CONFIG", "OUTPUT", "NO_COLOR", "TIMEOUT", "VERBOSE", "LOG_FORMAT"} {
 		t.Setenv("AGENTSTORE_"+k, "")
 	}
 }
@@ -83,6 +85,69 @@ func TestRunErrors(t *testing.T) {
 		if code != tt.code || out != "" || !strings.HasPrefix(errOut, tt.wantErr) && !strings.Contains(errOut, tt.wantErr) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q", tt.args, code, out, errOut, tt.code, tt.wantErr)
 		}
+	}
+}
+
+// TestSampleStore runs the README's main command on the sample store the
+// repository ships: real findings, exit 3, and the store unchanged.
+func TestSampleStore(t *testing.T) {
+	isolate(t)
+	const sample = "../examples/sample-store"
+	before, err := treeListing(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, false, "fs", "verify", "--store", sample, "-o", "table")
+	if code != 3 || !strings.Contains(out, "(erlang-fs-sharded)") || !strings.Contains(out, "27 scopes, 66 published versions") ||
+		!strings.Contains(out, `session("shard-a","bulk","s-2") "log.txt" v1: payload SHA-256`) || errOut != "agentstore: 1 corrupt version found\n" {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if after, err := treeListing(sample); err != nil || after != before {
+		t.Fatalf("verify changed the sample store (%v)", err)
+	}
+}
+
+// TestNoHiddenDefaults: reads never create the default store; without a
+// home directory there is no default (never one under /tmp); ws sweep and
+// fs repair need a store named.
+func TestNoHiddenDefaults(t *testing.T) {
+	isolate(t)
+	home := os.Getenv("HOME")
+	def := filepath.Join(home, ".local", "share", "agentstore", "store")
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{"read of a missing default", nil, []string{"artifacts", "list"}, 1,
+			`"code":"not_found","message":"no store at ` + def + `: nothing is there`},
+		{"read of a missing default, hint", nil, []string{"artifacts", "list"}, 1, `(this is the default store: give --store or set AGENTSTORE_STORE)"`},
+		{"verify of a missing default", nil, []string{"fs", "verify"}, 1, `(this is the default store`},
+		{"quota of a missing default", nil, []string{"quota", "report"}, 1, `(this is the default store`},
+		{"no home", map[string]string{"HOME": "", "XDG_DATA_HOME": ""}, []string{"artifacts", "list"}, 2, `"no store given: use --store URI or set AGENTSTORE_STORE"`},
+		{"repair without a store", nil, []string{"fs", "repair", "--dry-run"}, 2, `fs repair needs the store named`},
+		{"sweep without a store", nil, []string{"ws", "sweep", "--scratch", home, "--idle", "1h", "--dry-run"}, 2, `ws sweep needs the store to snapshot into`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			code, out, errOut := run(t, false, append(tt.args, "-o", "json")...)
+			if code != tt.code || out != "" || !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q", code, out, errOut, tt.code, tt.wantErr)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local")); !os.IsNotExist(err) {
+		t.Errorf("a read made %s: %v", filepath.Join(home, ".local"), err)
+	}
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	if d := cmdutil.DefaultDataDir(); d != "" {
+		t.Errorf("DefaultDataDir without a home = %q, want none", d)
 	}
 }
 

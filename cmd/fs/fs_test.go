@@ -76,7 +76,7 @@ func fixture(t *testing.T) string {
 func TestRepairStreams(t *testing.T) {
 	root := fixture(t)
 	f, out, errOut := factory(t, root, "json")
-	opts := &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, Now: time.Now, Grace: repair.DefaultGrace, DryRun: true}
+	opts := &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, OpenStore: f.OpenStore, Now: time.Now, Grace: repair.DefaultGrace, DryRun: true}
 	err := runRepair(context.Background(), opts)
 	var pf *cmdutil.ProblemsFound
 	if !errors.As(err, &pf) {
@@ -89,7 +89,7 @@ func TestRepairStreams(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"store", "dry_run", "scanned", "removed", "reservations_preserved", "corrupt", "corrupt_items"} {
+	for _, k := range []string{"store", "layout", "dry_run", "scanned", "removed", "reservations_preserved", "corrupt", "corrupt_items"} {
 		if _, ok := j[k]; !ok {
 			t.Errorf("no %q in %s", k, out)
 		}
@@ -98,7 +98,7 @@ func TestRepairStreams(t *testing.T) {
 	f, out, errOut = factory(t, root, "table")
 	f.IO.SetStderrTTY(true)
 	f.IO.SetStdoutTTY(true)
-	opts = &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, Now: time.Now, Grace: repair.DefaultGrace, DryRun: true}
+	opts = &RepairOptions{IO: f.IO, Config: f.Config, StoreURI: f.StoreURI, OpenStore: f.OpenStore, Now: time.Now, Grace: repair.DefaultGrace, DryRun: true}
 	runRepair(context.Background(), opts)
 	if !strings.Contains(errOut.String(), "repair: scanned") || !strings.Contains(errOut.String(), "files/s") {
 		t.Fatalf("no progress on a terminal: %q", errOut)

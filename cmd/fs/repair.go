@@ -21,6 +21,7 @@ import (
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
+	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
@@ -35,7 +36,7 @@ type RepairOptions struct {
 	IO       *iostreams.IOStreams
 	Config   func() (*cmdutil.Config, error)
 	StoreURI func() (cmdutil.StoreURI, error)
-	// OpenStore opens a gs:// store (filesystem stores are opened by root).
+	// OpenStore opens the store, detecting its layout.
 	OpenStore func(context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 	// Logger returns the diagnostics logger.
@@ -52,7 +53,8 @@ type RepairOptions struct {
 // corrupt, corrupt_items; plus removed_items, skipped_items, young, and
 // next_command per corrupt item).
 type RepairJSON struct {
-	Store string `json:"store"`
+	Store  string `json:"store"`
+	Layout string `json:"layout"`
 	repair.Report
 }
 
@@ -143,28 +145,24 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		return err
 	}
 	m.store = u.String()
+	if cfg.StoreDefault {
+		return cmdutil.Usagef("fs repair needs the store named: use --store URI or set %s (it never repairs the default store unasked)", cmdutil.EnvVar(cmdutil.KeyStore))
+	}
+	st, err := opts.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	layout := st.Capabilities().Layout
 	var gst *gcsstore.Store
-	switch u.Scheme {
-	case cmdutil.SchemeFile:
-		// Open checks that the root and v1/ are real directories.
-		if _, err := fsstore.Open(u.Root, fsstore.Options{}); err != nil {
-			return err
-		}
-	case cmdutil.SchemeGCS:
-		if opts.OpenStore == nil {
-			return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("gs:// stores are not supported by this build"))
-		}
-		st, err := opts.OpenStore(ctx)
-		if err != nil {
-			return err
-		}
-		if !st.As(&gst) {
-			return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
-				fmt.Errorf("fs repair cannot repair the %s adapter's store %s", st.Capabilities().Name, u.String()))
-		}
+	var sharded *shardedfs.Store
+	var fst *fsstore.Store
+	switch {
+	case st.As(&fst):
+	case st.As(&sharded):
+	case st.As(&gst):
 	default:
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
-			fmt.Errorf("fs repair supports filesystem and gs:// stores only, not %s", u.String()))
+			fmt.Errorf("fs repair cannot repair the %s store %s", layout, u.String()))
 	}
 	// A dry run only reads, so it takes no lock (and so leaves even the
 	// root directory untouched). A gs:// store is locked by an object
@@ -225,10 +223,13 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		BeforeExecute: beforeExecute,
 	}
 	var rep repair.Report
-	if gst != nil {
+	switch {
+	case gst != nil:
 		ropts.StoreArg = u.String()
 		rep, err = repair.RepairGCS(ctx, gst, ropts)
-	} else {
+	case sharded != nil:
+		rep, err = sharded.Repair(ctx, ropts)
+	default:
 		rep, err = repair.Repair(ctx, u.Root, ropts)
 	}
 	prog.Done()
@@ -252,11 +253,11 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		fmt.Fprintf(opts.IO.ErrOut, "repair: %d files in %s (%s files/s)\n", rep.Scanned, elapsed.Round(time.Millisecond), rate(float64(rep.Scanned), elapsed))
 	}
 	if cfg.JSON() {
-		if err := output.JSON(opts.IO.Out, RepairJSON{Store: u.String(), Report: rep}); err != nil {
+		if err := output.JSON(opts.IO.Out, RepairJSON{Store: u.String(), Layout: layout, Report: rep}); err != nil {
 			return err
 		}
 	} else {
-		printRepair(opts.IO, u, rep)
+		printRepair(opts.IO, u, layout, rep)
 	}
 	if rep.Corrupt > 0 {
 		return problems(rep.Corrupt)
@@ -271,14 +272,14 @@ func boolFloat(b bool) float64 {
 	return 0
 }
 
-func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, rep repair.Report) {
+func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, rep repair.Report) {
 	w := ios.Out
 	st := output.NewStyles(ios)
 	verb, title := "removed", "REMOVED"
 	if rep.DryRun {
 		verb, title = "would remove", "WOULD REMOVE"
 	}
-	fmt.Fprintf(w, "%s %s", st.Bold("Store"), u.String())
+	fmt.Fprintf(w, "%s %s (%s)", st.Bold("Store"), u.String(), layout)
 	if rep.DryRun {
 		fmt.Fprint(w, st.Warn(" (dry run: nothing was changed)"))
 	}

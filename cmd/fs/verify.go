@@ -32,8 +32,9 @@ type VerifyOptions struct {
 // VerifyJSON is the JSON output of "fs verify": the store, the scope
 // checked (null for all), then the report.
 type VerifyJSON struct {
-	Store string           `json:"store"`
-	Scope *artifacts.Scope `json:"scope"`
+	Store  string           `json:"store"`
+	Layout string           `json:"layout"`
+	Scope  *artifacts.Scope `json:"scope"`
 	repair.VerifyReport
 }
 
@@ -159,13 +160,13 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 			rate(float64(rep.Checked), elapsed), output.Size(int64(float64(rep.Bytes)/max(elapsed.Seconds(), 1e-9))))
 	}
 	if cfg.JSON() {
-		if err := output.JSON(opts.IO.Out, VerifyJSON{Store: u.String(), Scope: only, VerifyReport: rep}); err != nil {
+		if err := output.JSON(opts.IO.Out, VerifyJSON{Store: u.String(), Layout: st.Capabilities().Layout, Scope: only, VerifyReport: rep}); err != nil {
 			return err
 		}
 	} else {
 		w := opts.IO.Out
-		st := output.NewStyles(opts.IO)
-		fmt.Fprintf(w, "%s %s", st.Bold("Store"), u.String())
+		sty := output.NewStyles(opts.IO)
+		fmt.Fprintf(w, "%s %s (%s)", sty.Bold("Store"), u.String(), st.Capabilities().Layout)
 		if only != nil {
 			fmt.Fprintf(w, ", scope %s", only)
 		}
@@ -176,10 +177,10 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		}
 		fmt.Fprintln(w)
 		if rep.Corrupt == 0 && rep.Unreadable == 0 {
-			fmt.Fprintln(w, st.OK("no corrupt versions"))
+			fmt.Fprintln(w, sty.OK("no corrupt versions"))
 		}
-		corruptSection(opts.IO, st, rep.CorruptItems)
-		unreadableSection(opts.IO, st, rep.UnreadableItems)
+		corruptSection(opts.IO, sty, rep.CorruptItems)
+		unreadableSection(opts.IO, sty, rep.UnreadableItems)
 	}
 	if rep.Unreadable > 0 {
 		// An incomplete check is a failure (exit 1), whatever else it found.

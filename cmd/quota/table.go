@@ -188,8 +188,12 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 		slots = fmt.Sprintf(" (%d slots, %d directories)", s.ScopeSlots, s.ScopeDirs)
 	}
 	u := usage(st, bar, s.UsagePercent, s.Warn, s.Over)
-	fmt.Fprintf(w, "%s %s (%s)\n", st.Bold("Store"), sanitize(store), s.Adapter)
-	fmt.Fprintf(w, "%d of %d scopes%s  %s", s.Scopes, s.ScopeCapacity, slots, u.styled)
+	fmt.Fprintf(w, "%s %s (%s)\n", st.Bold("Store"), sanitize(store), s.Layout)
+	if s.PerShard {
+		fmt.Fprintf(w, "%d scopes, one per shard; fullest shard %d of %d scope slots  %s", s.ScopeDirs, s.Scopes, s.ScopeCapacity, u.styled)
+	} else {
+		fmt.Fprintf(w, "%d of %d scopes%s  %s", s.Scopes, s.ScopeCapacity, slots, u.styled)
+	}
 	if m := mark(st, s.Warn, s.Over); m.text != "" {
 		fmt.Fprintf(w, "  %s", m.styled)
 	}

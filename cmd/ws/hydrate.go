@@ -108,7 +108,7 @@ new, modified, or the kind of an entry a snapshot cannot hold).`,
 }
 
 func runHydrate(ctx context.Context, opts *HydrateOptions) error {
-	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope)
+	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope, false)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,13 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	}
 	var st *artifacts.Store
 	if cfg.Store != "" {
-		if st, err = opts.OpenStore(ctx); err != nil {
+		st, err = opts.OpenStore(ctx)
+		switch code := artifacts.CodeOf(err); {
+		case err == nil:
+		case cfg.StoreDefault && (code == artifacts.CodeNotFound || code == artifacts.CodeUnknownLayout):
+			// The default store not made yet: list without it.
+			st = nil
+		default:
 			return err
 		}
 	}

@@ -79,7 +79,7 @@ size the archive's.`,
 }
 
 func runSnapshot(ctx context.Context, opts *SnapshotOptions) error {
-	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope)
+	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope, true)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -331,21 +330,14 @@ func runSweep(ctx context.Context, opts *SweepOptions) (err error) {
 	return nil
 }
 
-// sweepStore opens --store; nil when none is configured: the default
-// store that does not exist yet counts as none.
+// sweepStore opens --store for writing (a sweep snapshots workspaces into
+// it). The store must be named (flag, environment or config file): a
+// sweep never snapshots into, or decides by, the default store.
 func sweepStore(ctx context.Context, opts *SweepOptions, cfg *cmdutil.Config) (*artifacts.Store, error) {
-	if cfg.StoreDefault {
-		u, err := opts.StoreURI()
-		if err != nil {
-			return nil, err
-		}
-		if u.Scheme == cmdutil.SchemeFile {
-			if _, err := os.Stat(u.Root); errors.Is(err, fs.ErrNotExist) {
-				return nil, nil
-			}
-		}
+	if cfg.StoreDefault || cfg.Store == "" {
+		return nil, cmdutil.Usagef("ws sweep needs the store to snapshot into: use --store URI or set %s", cmdutil.EnvVar(cmdutil.KeyStore))
 	}
-	return opts.OpenStore(ctx)
+	return opts.CreateStore(ctx)
 }
 
 func readSweepConfirmation(opts *SweepOptions) (sweep.Confirmation, error) {

@@ -6,8 +6,11 @@ package wscmd
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 	"unicode"
@@ -29,20 +32,24 @@ const (
 
 // deps are the dependencies every ws command takes from the Factory.
 type deps struct {
-	IO        *iostreams.IOStreams
-	Config    func() (*cmdutil.Config, error)
-	OpenStore func(ctx context.Context) (*artifacts.Store, error)
-	Now       func() time.Time
-	Logger    func() *slog.Logger
+	IO     *iostreams.IOStreams
+	Config func() (*cmdutil.Config, error)
+	// OpenStore opens --store for reading; CreateStore for writing,
+	// making a new store when there is none.
+	OpenStore   func(ctx context.Context) (*artifacts.Store, error)
+	CreateStore func(ctx context.Context) (*artifacts.Store, error)
+	Now         func() time.Time
+	Logger      func() *slog.Logger
 }
 
 func depsOf(f *cmdutil.Factory) deps {
 	return deps{
-		IO:        f.IO,
-		Config:    f.Config,
-		OpenStore: f.OpenStore,
-		Now:       f.Now,
-		Logger:    f.Logger,
+		IO:          f.IO,
+		Config:      f.Config,
+		OpenStore:   f.OpenStore,
+		CreateStore: f.CreateStore,
+		Now:         f.Now,
+		Logger:      f.Logger,
 	}
 }
 
@@ -96,8 +103,9 @@ func progress(ios *iostreams.IOStreams, label string) (func(files int, bytes int
 func scopeJSON(s artifacts.Scope) *artifacts.Scope { return &s }
 
 // sessionManager resolves the session scope of flags, then opens the store
-// and a manager over the scratch root: what snapshot and hydrate share.
-func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags) (artifacts.Scope, *cmdutil.Config, *workspace.Manager, error) {
+// (for writing: making it when missing) and a manager over the scratch
+// root: what snapshot and hydrate share.
+func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, write bool) (artifacts.Scope, *cmdutil.Config, *workspace.Manager, error) {
 	scope, err := flags.Scope(true, artifacts.KindSession)
 	if err != nil {
 		return artifacts.Scope{}, nil, nil, err
@@ -106,7 +114,18 @@ func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags) (art
 	if err != nil {
 		return artifacts.Scope{}, nil, nil, err
 	}
-	st, err := d.OpenStore(ctx)
+	open := d.OpenStore
+	if write {
+		open = d.CreateStore
+		// A writer makes the store only when it has something to write:
+		// no store is created for a session without a workspace.
+		dir := filepath.Join(cfg.Scratch, workspace.DirName(scope.User, scope.Session))
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return artifacts.Scope{}, nil, nil, artifacts.Errorf(artifacts.CodeNotFound, "ws", nil,
+				"%s has no workspace under the scratch root %s (looked for %s)", scope, cfg.Scratch, dir)
+		}
+	}
+	st, err := open(ctx)
 	if err != nil {
 		return artifacts.Scope{}, nil, nil, err
 	}

@@ -36,6 +36,7 @@ func testFactory(t *testing.T, output string, tty bool) (*cmdutil.Factory, *byte
 		t.Fatal(err)
 	}
 	f.OpenStore = func(context.Context) (*artifacts.Store, error) { return artifacts.NewStore(st), nil }
+	f.CreateStore = f.OpenStore
 	scratch := t.TempDir()
 	f.SetConfig(&cmdutil.Config{Scratch: scratch, Store: "x", Output: output, NoColor: true})
 	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st), Now: func() time.Time { return now.Add(-90 * time.Second) }})

@@ -44,6 +44,7 @@ const EnvPrefix = "AGENTSTORE"
 // case, '-' as '_', prefixed with AGENTSTORE_) environment variables.
 const (
 	KeyStore     = "store"
+	KeyLayout    = "layout"
 	KeyScratch   = "scratch"
 	KeyConfig    = "config"
 	KeyOutput    = "output"
@@ -61,7 +62,7 @@ const (
 // MaxConfigBytes is the largest config file read: a larger one is refused.
 const MaxConfigBytes = 1 << 20
 
-var fileKeys = []string{KeyStore, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat, KeySweepExclude}
+var fileKeys = []string{KeyStore, KeyLayout, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat, KeySweepExclude}
 
 // commandKeys are the keys commands registered with RegisterConfigKeys.
 var commandKeys []string
@@ -81,6 +82,10 @@ func commandEnvVar(key string) string { return EnvVar(strings.ReplaceAll(key, ".
 type Config struct {
 	// Store is the --store URI as given; parse it with ParseStoreURI.
 	Store string
+	// Layout is the --layout name as given: the layout to open the store
+	// as instead of detecting it, and to create a new store in; "" to
+	// detect (and create erlang-fs).
+	Layout string
 	// Scratch is the absolute scratch root, or "" when not set.
 	Scratch string
 	// Output is OutputTable, OutputJSON or OutputPrometheus.
@@ -96,8 +101,8 @@ type Config struct {
 	// ConfigFile is the config file that was read, or "" when none was.
 	ConfigFile string
 	// StoreDefault is true when no store was configured and Store is the
-	// embedded default, a local directory under DefaultDataDir; it is
-	// created on first use.
+	// default, a local directory under DefaultDataDir. Only writing
+	// commands create it; there is none when DefaultDataDir is "".
 	StoreDefault bool
 	// ScratchDefault is the same for Scratch.
 	ScratchDefault bool
@@ -183,13 +188,15 @@ func ApplyConfigKeys(cmd *cobra.Command, cfg *Config, prefix string) error {
 
 // DefaultDataDir returns the directory that holds the default store and
 // scratch root: $XDG_DATA_HOME/agentstore, XDG_DATA_HOME defaulting to
-// ~/.local/share.
+// ~/.local/share. It returns "" when neither XDG_DATA_HOME (absolute) nor
+// a home directory is set: there is no default then, never one under a
+// shared temporary directory.
 func DefaultDataDir() string {
 	dir := os.Getenv("XDG_DATA_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
 		home, err := os.UserHomeDir()
-		if err != nil {
-			home = os.TempDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return ""
 		}
 		dir = filepath.Join(home, ".local", "share")
 	}
@@ -211,7 +218,8 @@ func EnvVar(key string) string {
 // AddGlobalFlags registers the global flags of cli.md on fs (the root
 // command's persistent flags).
 func AddGlobalFlags(fs *pflag.FlagSet) {
-	fs.String(KeyStore, "", "artifact store: a directory, file:///DIR or gs://BUCKET[/PREFIX] ($"+EnvVar(KeyStore)+"; default $XDG_DATA_HOME/agentstore/store)")
+	fs.String(KeyStore, "", "artifact store: a directory, file:///DIR or gs://BUCKET[/PREFIX] ($"+EnvVar(KeyStore)+"; default $XDG_DATA_HOME/agentstore/store, none without a home directory)")
+	fs.String(KeyLayout, "", "open the store as this layout instead of detecting it, and create new stores in it (see 'agentstore layouts'; $"+EnvVar(KeyLayout)+"; default: detect, erlang-fs for new stores)")
 	fs.String(KeyScratch, "", "root of the per-session scratch workspaces ($"+EnvVar(KeyScratch)+"; default $XDG_DATA_HOME/agentstore/scratch)")
 	fs.String(KeyConfig, "", "YAML config file (default $XDG_CONFIG_HOME/agentstore/config.yaml, then /etc/agentstore/config.yaml)")
 	fs.StringP(KeyOutput, "o", "", "output format: table or json (default table on a terminal, json otherwise; quota report also takes wide and prometheus)")
@@ -233,6 +241,7 @@ func RegisterGlobalCompletions(cmd *cobra.Command) {
 		return OutputFormats(c), cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.RegisterFlagCompletionFunc(KeyLogFormat, fixed(LogText, LogJSON))
+	_ = cmd.RegisterFlagCompletionFunc(KeyLayout, fixed(NewStores().LayoutNames()...))
 	_ = cmd.MarkPersistentFlagDirname(KeyScratch)
 	_ = cmd.MarkPersistentFlagFilename(KeyConfig, "yaml", "yml")
 }
@@ -340,15 +349,21 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 	}
 
 	var err error
+	data := DefaultDataDir()
 	if cfg.Store = v.GetString(KeyStore); cfg.Store == "" {
-		cfg.Store, cfg.StoreDefault = filepath.Join(DefaultDataDir(), "store"), true
+		if data != "" {
+			cfg.Store, cfg.StoreDefault = filepath.Join(data, "store"), true
+		}
 	} else if cfg.Origins[KeyStore].Kind == OriginFile && !hasScheme(cfg.Store) {
 		if cfg.Store, err = filePath(cfg.Store, cfg.ConfigFile); err != nil {
 			return nil, bad(KeyStore, "%v", err)
 		}
 	}
+	cfg.Layout = strings.TrimSpace(v.GetString(KeyLayout))
 	if cfg.Scratch = v.GetString(KeyScratch); cfg.Scratch == "" {
-		cfg.Scratch, cfg.ScratchDefault = filepath.Join(DefaultDataDir(), "scratch"), true
+		if data != "" {
+			cfg.Scratch, cfg.ScratchDefault = filepath.Join(data, "scratch"), true
+		}
 	} else if cfg.Origins[KeyScratch].Kind == OriginFile {
 		if cfg.Scratch, err = filePath(cfg.Scratch, cfg.ConfigFile); err != nil {
 			return nil, bad(KeyScratch, "%v", err)

@@ -158,9 +158,9 @@ func ErrorCode(err error) string {
 }
 
 // ExitCode maps err to the exit status of cli.md: 0 for nil, 2 for usage
-// errors (and the invalid_* codes of package artifacts), 3 for
-// problems_found, 4 for confirmation_required, stale_confirmation and
-// would_overwrite, 5 for
+// errors (and the invalid_* and unknown_layout codes of package
+// artifacts), 3 for problems_found, 4 for confirmation_required,
+// stale_confirmation and would_overwrite, 5 for
 // locked, 1 for anything else.
 func ExitCode(err error) int {
 	if err == nil {
@@ -176,7 +176,8 @@ func ExitCode(err error) int {
 		string(artifacts.CodeInvalidName),
 		string(artifacts.CodeInvalidMIMEType),
 		string(artifacts.CodeInvalidMetadata),
-		string(artifacts.CodeInvalidArgument):
+		string(artifacts.CodeInvalidArgument),
+		string(artifacts.CodeUnknownLayout):
 		return ExitUsage
 	case CodeProblemsFound:
 		return ExitProblems
@@ -280,7 +281,7 @@ func printText(w io.Writer, err error) {
 	// Messages carry ids and names: nothing in them may drive the terminal.
 	msg := output.EscapeLines(strings.TrimRight(err.Error(), "\n"))
 	fmt.Fprintf(w, "agentstore: %s\n", msg)
-	if ExitCode(err) != ExitUsage {
+	if ExitCode(err) != ExitUsage || ErrorCode(err) == string(artifacts.CodeUnknownLayout) {
 		return
 	}
 	path := "agentstore"

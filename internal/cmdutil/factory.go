@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -18,17 +17,10 @@ import (
 
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
+	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
+	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
 )
-
-// OpenFS opens a filesystem store rooted at root (the directory holding
-// v1/). It is set by package cmd (cmd/stores.go) so that this package does
-// not import the adapter; while nil, file stores are unsupported.
-var OpenFS func(root string) (artifacts.Driver, error)
-
-// OpenGCS opens a Google Cloud Storage store in bucket under prefix. It is
-// set by package cmd (cmd/stores.go) from the GCS adapter; while nil, gs://
-// stores are unsupported.
-var OpenGCS func(ctx context.Context, bucket, prefix string) (artifacts.Driver, error)
 
 // Factory holds the dependencies of commands as lazy functions, so that a
 // command only pays for (and can only fail on) what it uses, and tests can
@@ -45,8 +37,15 @@ type Factory struct {
 	// default, debug with -v, JSON lines with --log-format json; on a
 	// terminal, sentences).
 	Logger func() *slog.Logger
-	// OpenStore opens the store named by --store.
+	// Stores opens store locations, detecting their layout (NewStores).
+	Stores *artifacts.URLMux
+	// OpenStore opens the store named by --store for reading: its layout
+	// is detected (or forced by --layout), and nothing is created.
 	OpenStore func(ctx context.Context) (*artifacts.Store, error)
+	// CreateStore opens the store named by --store for a writing command:
+	// as OpenStore, but a location that does not exist or is an empty
+	// directory becomes a new store of --layout (default erlang-fs).
+	CreateStore func(ctx context.Context) (*artifacts.Store, error)
 
 	mu      sync.Mutex
 	cfg     *Config
@@ -55,11 +54,33 @@ type Factory struct {
 	cancel  context.CancelFunc
 }
 
+// NewStores returns the registry of store layouts of the command line:
+// erlang-fs (the default for new stores), erlang-fs-sharded and
+// erlang-gcs. Adding a layout is one RegisterLayout line here.
+func NewStores() *artifacts.URLMux {
+	m, _ := newStores()
+	return m
+}
+
+// newStores is NewStores, also returning the GCS layout, whose unused
+// client Cleanup closes.
+func newStores() (*artifacts.URLMux, io.Closer) {
+	m := &artifacts.URLMux{}
+	gcs := gcsstore.NewLayout(gcsstore.Options{})
+	m.RegisterScheme(artifacts.SchemeFile, artifacts.InspectDir)
+	m.RegisterScheme(artifacts.SchemeGCS, gcs.Inspect)
+	m.RegisterLayout(fsstore.NewLayout(fsstore.Options{}))
+	m.RegisterLayout(shardedfs.NewLayout(shardedfs.Options{}))
+	m.RegisterLayout(gcs)
+	return m, gcs
+}
+
 // NewFactory returns a Factory over ios with the real clock, a Config that
-// fails until SetConfig is called, a Logger built from the Config, and an
-// OpenStore that parses Config.Store and calls OpenFS or OpenGCS.
+// fails until SetConfig is called, a Logger built from the Config, the
+// layouts of NewStores, and OpenStore and CreateStore over them.
 func NewFactory(ios *iostreams.IOStreams) *Factory {
-	f := &Factory{IO: ios, Now: time.Now}
+	stores, gcs := newStores()
+	f := &Factory{IO: ios, Now: time.Now, Stores: stores, closers: []io.Closer{gcs}}
 	f.Config = func() (*Config, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -80,7 +101,8 @@ func NewFactory(ios *iostreams.IOStreams) *Factory {
 		}
 		return f.logger
 	}
-	f.OpenStore = f.openStore
+	f.OpenStore = func(ctx context.Context) (*artifacts.Store, error) { return f.openStore(ctx, false) }
+	f.CreateStore = func(ctx context.Context) (*artifacts.Store, error) { return f.openStore(ctx, true) }
 	return f
 }
 
@@ -162,42 +184,48 @@ func (f *Factory) StoreURI() (StoreURI, error) {
 	return ParseStoreURI(cfg.Store)
 }
 
-func (f *Factory) openStore(ctx context.Context) (*artifacts.Store, error) {
+func (f *Factory) openStore(ctx context.Context, create bool) (*artifacts.Store, error) {
 	u, err := f.StoreURI()
 	if err != nil {
 		return nil, err
 	}
-	f.Logger().Debug("open store", "uri", u.String())
-	var drv artifacts.Driver
-	switch u.Scheme {
-	case SchemeFile:
-		if OpenFS == nil {
-			return nil, CodedError(CodeUnsupportedStore, fmt.Errorf("file stores are not supported by this build"))
-		}
-		if cfg, cerr := f.Config(); cerr == nil && cfg.StoreDefault {
-			// The embedded default store is made on first use.
-			if err := os.MkdirAll(u.Root, 0o700); err != nil {
-				return nil, fmt.Errorf("creating the default store %s: %w", u.Root, err)
-			}
-		}
-		drv, err = OpenFS(u.Root)
-	case SchemeGCS:
-		if OpenGCS == nil {
-			return nil, CodedError(CodeUnsupportedStore, fmt.Errorf("gs:// stores are not supported by this build"))
-		}
-		drv, err = OpenGCS(ctx, u.Bucket, u.Prefix)
-	default:
-		return nil, CodedError(CodeUnsupportedStore, fmt.Errorf("unsupported store %q", u.String()))
-	}
+	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := drv.(io.Closer); ok {
+	f.Logger().Debug("open store", "uri", u.String(), "layout", cfg.Layout, "create", create)
+	o, err := f.Stores.OpenLocation(ctx, u, artifacts.OpenOptions{Layout: cfg.Layout, Create: create})
+	if err != nil {
+		return nil, openError(err, cfg)
+	}
+	f.Logger().Debug("opened store", "uri", u.String(), "layout", o.Layout)
+	if c, ok := o.Driver.(io.Closer); ok {
 		f.mu.Lock()
 		f.closers = append(f.closers, c)
 		f.mu.Unlock()
 	}
-	return artifacts.NewStore(drv), nil
+	return o.Store, nil
+}
+
+// openError words an error of opening a store for the operator: the
+// message without the package's prefix, a bad --layout as a usage error,
+// and for the default store a hint to name one.
+func openError(err error, cfg *Config) error {
+	var e *artifacts.Error
+	if !errors.As(err, &e) || e.Op != "open" {
+		return err
+	}
+	msg := e.Msg
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if cfg.StoreDefault && (e.Code == artifacts.CodeNotFound || e.Code == artifacts.CodeUnknownLayout) {
+		msg += fmt.Sprintf(" (this is the default store: give --store or set %s)", EnvVar(KeyStore))
+	}
+	if e.Code == artifacts.CodeInvalidArgument {
+		return &UsageError{Err: errors.New(msg)}
+	}
+	return CodedError(string(e.Code), errors.New(msg))
 }
 
 // NewLogger returns the diagnostics logger for cfg writing to w: level

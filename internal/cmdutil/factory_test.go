@@ -3,33 +3,21 @@ package cmdutil
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentstore/agentstore/internal/iostreams"
-	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
-// fakeStore is an artifacts.Driver that records Close.
-type fakeStore struct {
-	artifacts.Driver
-	closed bool
-}
-
-func (s *fakeStore) Capabilities() artifacts.Capabilities {
-	return artifacts.Capabilities{Name: "fake"}
-}
-
-func (s *fakeStore) Close() error { s.closed = true; return nil }
-
 func TestFactoryOpenStore(t *testing.T) {
-	oldFS, oldGCS := OpenFS, OpenGCS
-	t.Cleanup(func() { OpenFS, OpenGCS = oldFS, oldGCS })
-
 	ios, _, _, _ := iostreams.Test()
 	f := NewFactory(ios)
+	t.Cleanup(f.Cleanup)
 	ctx := context.Background()
 	if _, err := f.Config(); err == nil {
 		t.Fatal("Config before SetConfig must fail")
@@ -37,54 +25,82 @@ func TestFactoryOpenStore(t *testing.T) {
 	if _, err := f.OpenStore(ctx); err == nil {
 		t.Fatal("OpenStore before SetConfig must fail")
 	}
-
 	f.SetConfig(&Config{Output: OutputJSON})
-	_, err := f.OpenStore(ctx)
-	if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "AGENTSTORE_STORE") {
+	if _, err := f.OpenStore(ctx); err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "AGENTSTORE_STORE") {
 		t.Fatalf("no store: %v", err)
 	}
 
-	f.SetConfig(&Config{Store: "gs://bucket-x"})
-	OpenGCS = nil
-	if _, err := f.OpenStore(ctx); ErrorCode(err) != CodeUnsupportedStore || ExitCode(err) != 1 {
-		t.Fatalf("nil OpenGCS: %v (code %q)", err, ErrorCode(err))
+	dir := t.TempDir()
+	fsRoot := filepath.Join(dir, "fs")
+	if err := os.MkdirAll(filepath.Join(fsRoot, "v1"), 0o700); err != nil {
+		t.Fatal(err)
 	}
-	var gotBucket, gotPrefix string
-	gcs := &fakeStore{}
-	OpenGCS = func(_ context.Context, bucket, prefix string) (artifacts.Driver, error) {
-		gotBucket, gotPrefix = bucket, prefix
-		return gcs, nil
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	var got *fakeStore
-	if st, err := f.OpenStore(ctx); err != nil || !st.As(&got) || got != gcs {
-		t.Fatalf("OpenGCS: %v, %v", st, err)
+	missing := filepath.Join(dir, "missing")
+	tests := []struct {
+		name, store, layout string
+		create              bool
+		wantLayout          string // "" when an error is wanted
+		wantCode            string
+		wantExit            int
+		wantMsg             string
+	}{
+		{name: "detected", store: fsRoot, wantLayout: "erlang-fs"},
+		{name: "forced", store: fsRoot, layout: "erlang-fs", wantLayout: "erlang-fs"},
+		{name: "forced wrong", store: fsRoot, layout: "erlang-fs-sharded", wantCode: "unknown_layout", wantExit: 2, wantMsg: "drop --layout"},
+		{name: "unknown layout name", store: fsRoot, layout: "nope", wantCode: CodeUsage, wantExit: 2, wantMsg: `unknown layout "nope"`},
+		{name: "empty", store: empty, wantCode: "unknown_layout", wantExit: 2, wantMsg: "give --layout"},
+		{name: "empty forced", store: empty, layout: "erlang-fs-sharded", wantLayout: "erlang-fs-sharded"},
+		{name: "missing", store: missing, wantCode: "not_found", wantExit: 1, wantMsg: "no store at " + missing},
+		{name: "inside", store: filepath.Join(fsRoot, "v1"), wantCode: "unknown_layout", wantExit: 2, wantMsg: "use --store " + fsRoot + ","},
+		{name: "bad uri", store: "s3://x", wantCode: CodeUsage, wantExit: 2},
 	}
-	if gotBucket != "bucket-x" || gotPrefix != DefaultGCSPrefix {
-		t.Errorf("OpenGCS(%q, %q)", gotBucket, gotPrefix)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.SetConfig(&Config{Store: tt.store, Layout: tt.layout})
+			open := f.OpenStore
+			if tt.create {
+				open = f.CreateStore
+			}
+			st, err := open(ctx)
+			if tt.wantLayout != "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := st.Capabilities().Layout; got != tt.wantLayout {
+					t.Fatalf("layout %q, want %q", got, tt.wantLayout)
+				}
+				return
+			}
+			if ErrorCode(err) != tt.wantCode || ExitCode(err) != tt.wantExit || !strings.Contains(fmt.Sprint(err), tt.wantMsg) {
+				t.Fatalf("error %v (code %q, exit %d), want code %q exit %d containing %q", err, ErrorCode(err), ExitCode(err), tt.wantCode, tt.wantExit, tt.wantMsg)
+			}
+			if strings.HasPrefix(err.Error(), "artifacts:") {
+				t.Errorf("message %q has the package prefix", err)
+			}
+		})
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("a read created %s: %v", missing, err)
 	}
 
-	f.SetConfig(&Config{Store: "file:///srv/store"})
-	OpenFS = nil
-	if _, err := f.OpenStore(ctx); ErrorCode(err) != CodeUnsupportedStore {
-		t.Fatalf("nil OpenFS: %v", err)
+	// Only CreateStore makes a store, of the default layout.
+	f.SetConfig(&Config{Store: missing})
+	st, err := f.CreateStore(ctx)
+	if err != nil || st.Capabilities().Layout != "erlang-fs" {
+		t.Fatalf("CreateStore: %v, %v", st, err)
 	}
-	var gotRoot string
-	OpenFS = func(root string) (artifacts.Driver, error) {
-		gotRoot = root
-		return nil, artifacts.Errorf(artifacts.CodeUnsafeStore, "open", nil, "symlink")
-	}
-	if _, err := f.OpenStore(ctx); ErrorCode(err) != string(artifacts.CodeUnsafeStore) || gotRoot != "/srv/store" {
-		t.Fatalf("OpenFS error: %v, root %q", err, gotRoot)
+	if fi, err := os.Stat(missing); err != nil || !fi.IsDir() {
+		t.Fatalf("CreateStore did not make %s: %v", missing, err)
 	}
 
-	f.SetConfig(&Config{Store: "s3://x"})
-	if _, err := f.OpenStore(ctx); ExitCode(err) != ExitUsage {
-		t.Fatalf("bad URI: %v", err)
-	}
-
-	f.Cleanup()
-	if !gcs.closed {
-		t.Error("Cleanup must close opened stores")
+	// The default store is named as such when it is missing.
+	f.SetConfig(&Config{Store: filepath.Join(dir, "default"), StoreDefault: true})
+	if _, err := f.OpenStore(ctx); !strings.Contains(fmt.Sprint(err), "this is the default store") {
+		t.Fatalf("default store: %v", err)
 	}
 }
 

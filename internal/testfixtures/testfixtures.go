@@ -16,11 +16,15 @@ import (
 	"strings"
 )
 
-//go:embed all:erlang-adk-fs-v1 all:erlang-adk-gcs-v1
+//go:embed all:erlang-adk-fs-v1 all:erlang-adk-gcs-v1 all:erlang-adk-fs-sharded-v1
 var files embed.FS
 
 // FSStore is the name of the filesystem fixture.
 const FSStore = "erlang-adk-fs-v1"
+
+// ShardedFSStore is the name of the sharded filesystem fixture (Erlang
+// ADK 0.10 durable_local: ROOT/scope-shards/<scope hash>/v1/...).
+const ShardedFSStore = "erlang-adk-fs-sharded-v1"
 
 // GCSObjects is the name of the Cloud Storage fixture.
 const GCSObjects = "erlang-adk-gcs-v1"
@@ -30,6 +34,12 @@ const GCSObjects = "erlang-adk-gcs-v1"
 // made 0600 and directories 0700, as the store would.
 func CopyFSStore(dst string) (string, error) {
 	return dst, copyTree(FSStore+"/store", dst)
+}
+
+// CopyShardedFSStore copies the sharded filesystem fixture's store (the
+// directory holding scope-shards/) into dst, as CopyFSStore does.
+func CopyShardedFSStore(dst string) (string, error) {
+	return dst, copyTree(ShardedFSStore+"/store", dst)
 }
 
 func copyTree(src, dst string) error {
@@ -90,6 +100,9 @@ type Expected struct {
 
 // ExpectedFS returns the filesystem fixture's expected.tsv.
 func ExpectedFS() ([]Expected, error) { return readExpected(FSStore, true) }
+
+// ExpectedShardedFS returns the sharded filesystem fixture's expected.tsv.
+func ExpectedShardedFS() ([]Expected, error) { return readExpected(ShardedFSStore, true) }
 
 // ExpectedGCS returns the Cloud Storage fixture's expected.tsv.
 func ExpectedGCS() ([]Expected, error) { return readExpected(GCSObjects, false) }

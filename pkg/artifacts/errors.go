@@ -63,6 +63,9 @@ const (
 	// (walking the store, listing scopes, repair). Asking again will not
 	// help; another store might.
 	CodeUnsupported Code = "unsupported"
+	// CodeUnknownLayout means a location holds something, but no store of a
+	// layout this build knows (or not of the layout asked for).
+	CodeUnknownLayout Code = "unknown_layout"
 )
 
 // Error is the error type every Store returns. It carries a stable Code and

@@ -60,8 +60,12 @@ type Selector struct {
 // commands adapt to them, instead of asking which driver they have.
 // Zero fields take the defaults NewStore documents.
 type Capabilities struct {
-	// Name is the driver's name: "fs", "gcs" or "memory".
+	// Name is the driver's name: "fs", "fs-sharded", "gcs" or "memory".
 	Name string
+	// Layout is the name of the layout the adapter reads and writes, as
+	// `agentstore layouts` lists it ("erlang-fs", "erlang-fs-sharded",
+	// "erlang-gcs"); "memory" for the in-memory adapter.
+	Layout string
 	// MaxArtifactBytes is the largest payload Put accepts.
 	MaxArtifactBytes int64
 	// MaxPageLimit is the largest page limit.
@@ -74,6 +78,11 @@ type Capabilities struct {
 	VerifiedRanges bool
 	// Durable is true when a published version survives a crash.
 	Durable bool
+	// ScopeCeilingPerShard is true when the store is made of shards that
+	// each hold one scope and have their own ceilings (erlang-fs-sharded):
+	// ScopeCapacity then bounds the scope slots of each shard, and the
+	// store as a whole has no scope ceiling.
+	ScopeCeilingPerShard bool
 
 	// ScopeKinds lists the scope kinds the layout can hold; nil means all
 	// three. Store refuses the others with CodeUnsupported.

@@ -131,11 +131,19 @@ type Report struct {
 
 // StoreUsage is the store-wide part of a report.
 type StoreUsage struct {
-	// Adapter is the store adapter's name ("fs", "gcs", "memory").
+	// Layout is the store's layout ("erlang-fs", "erlang-fs-sharded",
+	// "erlang-gcs", "memory").
+	Layout string `json:"layout"`
+	// Adapter is the store adapter's name ("fs", "fs-sharded", "gcs",
+	// "memory").
 	Adapter string `json:"adapter"`
 	// Scopes is the capacity used of ScopeCapacity: the larger of the scope
-	// slots and the scope directories (or prefixes).
+	// slots and the scope directories (or prefixes). Where the ceiling is
+	// per shard (PerShard), it is the scope slots of the fullest shard.
 	Scopes int `json:"scopes"`
+	// PerShard is true when ScopeCapacity bounds each shard rather than
+	// the store (artifacts.Capabilities.ScopeCeilingPerShard).
+	PerShard bool `json:"per_shard,omitempty"`
 	// ScopeCapacity is MaxScanEntries/2.
 	ScopeCapacity int `json:"scope_capacity"`
 	// ScopeSlots is the number of scope slot files, -1 when the store has
@@ -293,6 +301,8 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 	r := &Report{
 		Store: StoreUsage{
 			Adapter:             caps.Name,
+			Layout:              caps.Layout,
+			PerShard:            caps.ScopeCeilingPerShard,
 			ScopeCapacity:       caps.ScopeCapacity(),
 			MaxScanEntries:      caps.MaxScanEntries,
 			NameCapacity:        caps.NameCapacity(),
@@ -352,6 +362,9 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 	}
 	r.Store.ScopeSlots = slots
 	r.Store.Scopes = max(slots, r.Store.ScopeDirs)
+	if caps.ScopeCeilingPerShard {
+		r.Store.Scopes = slots
+	}
 	storePct := percent(int64(r.Store.Scopes), int64(r.Store.ScopeCapacity))
 	r.Store.UsagePercent = round2(storePct)
 
@@ -389,7 +402,11 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		}
 		return warn, isOver
 	}
-	r.Store.Warn, r.Store.Over = judge(storePct, "store: "+itoa(r.Store.Scopes)+" of "+itoa(r.Store.ScopeCapacity)+" scopes")
+	storeWhat := "store: " + itoa(r.Store.Scopes) + " of " + itoa(r.Store.ScopeCapacity) + " scopes"
+	if r.Store.PerShard {
+		storeWhat = "fullest shard: " + itoa(r.Store.Scopes) + " of " + itoa(r.Store.ScopeCapacity) + " scope slots"
+	}
+	r.Store.Warn, r.Store.Over = judge(storePct, storeWhat)
 	for i := range r.Scopes {
 		s := &r.Scopes[i]
 		s.Warn, s.Over = judge(s.pct, s.describe())

@@ -32,6 +32,9 @@ func (s *Store) ScopeSlots(ctx context.Context) (int, error) {
 	defer d.Close()
 	n := 0
 	for {
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return 0, err
+		}
 		names, err := d.Readdirnames(4096)
 		for _, name := range names {
 			if _, ok := ParseSlot(name, ScopeSlotPrefix); ok {

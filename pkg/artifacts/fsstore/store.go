@@ -119,6 +119,7 @@ func (s *Store) NameDir(scope artifacts.Scope, name string) string {
 func (s *Store) Capabilities() artifacts.Capabilities {
 	return artifacts.Capabilities{
 		Name:             "fs",
+		Layout:           LayoutName,
 		MaxArtifactBytes: s.opts.MaxArtifactBytes,
 		MaxPageLimit:     s.opts.MaxPageLimit,
 		MaxScanEntries:   s.opts.MaxScanEntries,

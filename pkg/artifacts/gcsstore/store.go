@@ -203,13 +203,9 @@ func Open(ctx context.Context, client *storage.Client, bucket, prefix string, op
 // the JSON API (emulators do not serve the XML API at their own host). The
 // Store's Close closes the client.
 func OpenURI(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
-	var copts []option.ClientOption
-	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
-		copts = append(copts, option.WithoutAuthentication(), storage.WithJSONReads())
-	}
-	client, err := storage.NewClient(ctx, copts...)
+	client, err := newClient(ctx)
 	if err != nil {
-		return nil, classify(ctx, "open", err, "storage client")
+		return nil, err
 	}
 	s, err := Open(ctx, client, bucket, prefix, opts)
 	if err != nil {
@@ -218,6 +214,19 @@ func OpenURI(ctx context.Context, bucket, prefix string, opts Options) (*Store, 
 	}
 	s.owned = true
 	return s, nil
+}
+
+// newClient makes the storage client of OpenURI and the layout's opener.
+func newClient(ctx context.Context) (*storage.Client, error) {
+	var copts []option.ClientOption
+	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
+		copts = append(copts, option.WithoutAuthentication(), storage.WithJSONReads())
+	}
+	client, err := storage.NewClient(ctx, copts...)
+	if err != nil {
+		return nil, classify(ctx, "open", err, "storage client")
+	}
+	return client, nil
 }
 
 // Close closes the storage client when the Store made it (OpenURI).
@@ -248,6 +257,7 @@ func (s *Store) ObjectName(scope artifacts.Scope, name string, n int64, suffix S
 func (s *Store) Capabilities() artifacts.Capabilities {
 	return artifacts.Capabilities{
 		Name:             "gcs",
+		Layout:           LayoutName,
 		MaxArtifactBytes: s.opts.MaxArtifactBytes,
 		MaxPageLimit:     s.opts.MaxPageLimit,
 		MaxScanEntries:   s.opts.MaxScanEntries,
@@ -272,13 +282,16 @@ func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFun
 // exponential backoff, idempotent operations only (every create here has a
 // precondition, every delete a generation), and at most MaxAttempts
 // attempts, counted by a fresh counter.
-func (s *Store) retryOptions() []storage.RetryOption {
+func (s *Store) retryOptions() []storage.RetryOption { return retryOptions(s.opts) }
+
+// retryOptions is Store.retryOptions for options o (defaults applied).
+func retryOptions(o Options) []storage.RetryOption {
 	var attempts atomic.Int32
-	limit := int32(s.opts.MaxAttempts)
+	limit := int32(o.MaxAttempts)
 	return []storage.RetryOption{
-		storage.WithBackoff(gax.Backoff{Initial: s.opts.RetryInitial, Max: s.opts.RetryMax, Multiplier: 2}),
+		storage.WithBackoff(gax.Backoff{Initial: o.RetryInitial, Max: o.RetryMax, Multiplier: 2}),
 		storage.WithPolicy(storage.RetryIdempotent),
-		storage.WithMaxAttempts(s.opts.MaxAttempts),
+		storage.WithMaxAttempts(o.MaxAttempts),
 		storage.WithErrorFunc(func(err error) bool {
 			return attempts.Add(1) < limit && shouldRetry(err)
 		}),

@@ -129,6 +129,7 @@ func New(opts Options) (*Store, error) {
 func (s *Store) Capabilities() artifacts.Capabilities {
 	return artifacts.Capabilities{
 		Name:             "memory",
+		Layout:           "memory",
 		MaxArtifactBytes: s.opts.MaxArtifactBytes,
 		MaxPageLimit:     s.opts.MaxPageLimit,
 		MaxScanEntries:   s.opts.MaxScanEntries,

@@ -1,0 +1,186 @@
+package gcsstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// LayoutName is the name of the layout this package reads and writes.
+const LayoutName = "erlang-gcs"
+
+// inspectShown is how many children of a prefix Inspect names.
+const inspectShown = 4
+
+// Layout is the erlang-gcs opener for an artifacts.URLMux: objects below
+// gs://BUCKET/PREFIX/s/. Its Inspect method is the Inspector of gs://
+// locations. It makes one storage client (as OpenURI does) on first use,
+// shared by detection, and hands it to the Store that Open returns, whose
+// Close closes it; call Close when Open was never reached.
+type Layout struct {
+	opts Options
+
+	mu     sync.Mutex
+	client *storage.Client
+}
+
+// NewLayout returns the erlang-gcs layout's opener; its stores are opened
+// with opts.
+func NewLayout(opts Options) *Layout { return &Layout{opts: opts} }
+
+// Info describes the layout.
+func (*Layout) Info() artifacts.LayoutInfo {
+	return artifacts.LayoutInfo{
+		Name:    LayoutName,
+		Scheme:  artifacts.SchemeGCS,
+		Writer:  "Erlang ADK adk_artifact_gcs",
+		Marker:  "gs://BUCKET/PREFIX holds PREFIX/" + ScopesSegment + "/ (PREFIX defaults to " + DefaultPrefix + ")",
+		Example: "gs://my-bucket/" + DefaultPrefix,
+		Facts: []string{
+			"PREFIX/s/<scope hash>/n/<name hash>/v-<20 digits>.{reserve,data,meta}",
+			"versions start at 1; numbers are never reused, not even after a delete (the .reserve object stays)",
+			"every record holds the payload's SHA-256; full reads check size and digest, ranges only the size",
+			"lifetime ceilings per prefix: " + strconv.Itoa(artifacts.DefaultMaxScanEntries/2) + " scopes, " + strconv.Itoa(artifacts.DefaultMaxScanEntries/2) + " names per scope, " + strconv.Itoa(artifacts.DefaultMaxScanEntries/3) + " version numbers per name",
+			"every object is created with ifGenerationMatch=0; repair locks with an object beside the artifacts",
+		},
+	}
+}
+
+func (l *Layout) storageClient(ctx context.Context) (*storage.Client, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.client == nil {
+		c, err := newClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		l.client = c
+	}
+	return l.client, nil
+}
+
+// Close closes the client that no Store took over.
+func (l *Layout) Close() error {
+	l.mu.Lock()
+	c := l.client
+	l.client = nil
+	l.mu.Unlock()
+	if c != nil {
+		return c.Close()
+	}
+	return nil
+}
+
+// children lists up to n immediate children of prefix/ in the bucket:
+// object base names, and sub-prefixes with a trailing slash.
+func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix string, n int) ([]string, error) {
+	const op = "open"
+	client, err := l.storageClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
+		defer cancel()
+	}
+	// The same bounded retries as the Store's requests: a service that is
+	// down fails promptly as unavailable.
+	o := l.opts
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.RetryInitial <= 0 {
+		o.RetryInitial = DefaultRetryInitial
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	bkt := client.Bucket(loc.Bucket).Retryer(retryOptions(o)...)
+	it := bkt.Objects(ctx, &storage.Query{Prefix: prefix + "/", Delimiter: "/"})
+	it.PageInfo().MaxSize = n
+	var out []string
+	for len(out) < n {
+		a, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			if isNotExist(err) {
+				return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "bucket %q does not exist", loc.Bucket)
+			}
+			return nil, classify(ctx, op, err, "bucket %q is not readable", loc.Bucket)
+		}
+		name := a.Name
+		if a.Prefix != "" {
+			name = a.Prefix
+		}
+		out = append(out, strings.TrimPrefix(name, prefix+"/"))
+	}
+	return out, nil
+}
+
+// Inspect is the Inspector of gs:// locations: a prefix exists when an
+// object lies below it.
+func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts.Contents, error) {
+	kids, err := l.children(ctx, loc, loc.Prefix, inspectShown+1)
+	if err != nil {
+		return artifacts.Contents{}, err
+	}
+	if len(kids) == 0 {
+		return artifacts.Contents{Found: "no object lies below " + loc.Prefix + "/"}, nil
+	}
+	shown := kids[:min(inspectShown, len(kids))]
+	found := "objects below " + loc.Prefix + "/: " + strings.Join(shown, ", ")
+	if len(kids) > inspectShown {
+		found += " and more"
+	}
+	return artifacts.Contents{Exists: true, Found: found}, nil
+}
+
+// Detect reports whether an object lies below PREFIX/s/.
+func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, error) {
+	kids, err := l.children(ctx, loc, loc.Prefix+"/"+ScopesSegment, 1)
+	return len(kids) > 0, err
+}
+
+// Guess recognises a prefix one level short of a store (PREFIX/v1/s/
+// exists) and one inside a store (PREFIX ends in /s or holds /s/).
+func (l *Layout) Guess(ctx context.Context, loc artifacts.Location) string {
+	use := func(prefix, what string) string {
+		return fmt.Sprintf("%s: use --store gs://%s/%s, the prefix that holds %s/", what, loc.Bucket, prefix, ScopesSegment)
+	}
+	if i := strings.LastIndex("/"+loc.Prefix+"/", "/"+ScopesSegment+"/"); i > 0 {
+		return use(loc.Prefix[:i-1], "this looks like the inside of a store")
+	}
+	if kids, err := l.children(ctx, loc, loc.Prefix+"/v1/"+ScopesSegment, 1); err == nil && len(kids) > 0 {
+		return use(loc.Prefix+"/v1", "a store is one level down")
+	}
+	return ""
+}
+
+// Open opens the store at loc with the layout's client, which the Store
+// then owns. Nothing is created: objects are written by puts.
+func (l *Layout) Open(ctx context.Context, loc artifacts.Location, _ bool) (artifacts.Driver, error) {
+	client, err := l.storageClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, client, loc.Bucket, loc.Prefix, l.opts)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.client = nil
+	l.mu.Unlock()
+	s.owned = true
+	return s, nil
+}

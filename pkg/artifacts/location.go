@@ -1,0 +1,159 @@
+package artifacts
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultGCSPrefix is the object prefix of a gs:// location that names only
+// a bucket.
+const DefaultGCSPrefix = "adk-artifacts/v1"
+
+// Location schemes.
+const (
+	SchemeFile = "file"
+	SchemeGCS  = "gs"
+)
+
+// Location is a parsed store location: a local directory or a Cloud
+// Storage bucket and prefix. It says where a store is, not which layout it
+// has; URLMux.Open detects that.
+type Location struct {
+	// Scheme is SchemeFile or SchemeGCS.
+	Scheme string
+	// Root is the absolute, cleaned directory of a file location.
+	Root string
+	// Bucket is the bucket of a gs:// location.
+	Bucket string
+	// Prefix is the object prefix of a gs:// location, without leading or
+	// trailing slash; DefaultGCSPrefix when the URI has none.
+	Prefix string
+}
+
+// String formats the location canonically: file:///ROOT or
+// gs://BUCKET/PREFIX.
+func (l Location) String() string {
+	switch l.Scheme {
+	case SchemeGCS:
+		return "gs://" + l.Bucket + "/" + l.Prefix
+	case SchemeFile:
+		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(l.Root)}).String()
+	}
+	return ""
+}
+
+// Arg is the location as an operator types it in a --store flag: the
+// directory of a file location, the URI of any other.
+func (l Location) Arg() string {
+	if l.Scheme == SchemeFile {
+		return l.Root
+	}
+	return l.String()
+}
+
+// ParseLocation parses a store location: a directory path (relative paths
+// are made absolute), file:///ABS/PATH (file://localhost/ABS/PATH too), or
+// gs://BUCKET[/PREFIX]. Errors have CodeInvalidArgument.
+func ParseLocation(s string) (Location, error) {
+	bad := func(format string, args ...any) (Location, error) {
+		return Location{}, Errorf(CodeInvalidArgument, "open", nil, "invalid store %q: %s", s, fmt.Sprintf(format, args...))
+	}
+	if s == "" {
+		return bad("empty")
+	}
+	if strings.ContainsRune(s, 0) {
+		return bad("contains NUL")
+	}
+	scheme, rest, hasScheme := strings.Cut(s, "://")
+	if !hasScheme || strings.ContainsAny(scheme, `/\`) || scheme == "" {
+		// A plain path. (Something like "./a://b" is a path too.)
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return bad("%v", err)
+		}
+		return Location{Scheme: SchemeFile, Root: abs}, nil
+	}
+	switch strings.ToLower(scheme) {
+	case SchemeGCS:
+		bucket, prefix, _ := strings.Cut(rest, "/")
+		if err := checkBucket(bucket); err != nil {
+			return bad("%v", err)
+		}
+		prefix = strings.Trim(prefix, "/")
+		if prefix == "" {
+			prefix = DefaultGCSPrefix
+		}
+		for _, seg := range strings.Split(prefix, "/") {
+			switch seg {
+			case "":
+				return bad("prefix has an empty path segment")
+			case ".", "..":
+				return bad("prefix has a %q path segment", seg)
+			}
+		}
+		if strings.ContainsAny(prefix, "\r\n") {
+			return bad("prefix contains a line break")
+		}
+		return Location{Scheme: SchemeGCS, Bucket: bucket, Prefix: prefix}, nil
+	case SchemeFile:
+		u, err := url.Parse(s)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return bad("file URIs must not name a host (use file:///path)")
+		}
+		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return bad("file URIs take no user, query or fragment")
+		}
+		if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+			return bad("file URIs need an absolute path (file:///path)")
+		}
+		return Location{Scheme: SchemeFile, Root: filepath.Clean(filepath.FromSlash(u.Path))}, nil
+	default:
+		return bad("unsupported scheme %q (want a directory, file:// or gs://)", scheme)
+	}
+}
+
+// checkBucket applies the Cloud Storage bucket naming rules: 3 to 63
+// characters (222 with dots, each dot-separated part at most 63) of
+// lowercase letters, digits, '-', '_' and '.', starting and ending with a
+// letter or digit.
+func checkBucket(b string) error {
+	if b == "" {
+		return fmt.Errorf("no bucket name (want gs://BUCKET[/PREFIX])")
+	}
+	maxLen := 63
+	if strings.Contains(b, ".") {
+		maxLen = 222
+	}
+	if len(b) < 3 || len(b) > maxLen {
+		return fmt.Errorf("bucket name %q must be 3 to %d characters", b, maxLen)
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' || c == '_' || c == '.':
+			if i == 0 || i == len(b)-1 {
+				return fmt.Errorf("bucket name %q must start and end with a letter or digit", b)
+			}
+		default:
+			return fmt.Errorf("bucket name %q has the character %q (allowed: a-z 0-9 - _ .)", b, c)
+		}
+	}
+	for _, part := range strings.Split(b, ".") {
+		if part == "" {
+			return fmt.Errorf("bucket name %q has an empty dot-separated part", b)
+		}
+		if len(part) > 63 {
+			return fmt.Errorf("bucket name %q has a dot-separated part longer than 63 characters", b)
+		}
+	}
+	if strings.HasPrefix(b, "goog") {
+		return fmt.Errorf("bucket name %q must not begin with \"goog\"", b)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package artifacts
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseLocation(t *testing.T) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in   string
+		want Location
+		str  string
+	}{
+		{"/var/lib/x", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
+		{"/var/lib/x/", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
+		{"/var/lib/../lib/x", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
+		{"rel/dir", Location{Scheme: SchemeFile, Root: filepath.Join(cwd, "rel/dir")}, ""},
+		{".", Location{Scheme: SchemeFile, Root: cwd}, ""},
+		{"./a://b", Location{Scheme: SchemeFile, Root: filepath.Join(cwd, "a:/b")}, ""},
+		{"file:///var/lib/x", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
+		{"file://localhost/var/lib/x", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
+		{"file:///with%20space/x", Location{Scheme: SchemeFile, Root: "/with space/x"}, "file:///with%20space/x"},
+		{"gs://my-bucket", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: DefaultGCSPrefix}, "gs://my-bucket/adk-artifacts/v1"},
+		{"gs://my-bucket/", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: DefaultGCSPrefix}, ""},
+		{"gs://my_bucket.example.com/a/b/", Location{Scheme: SchemeGCS, Bucket: "my_bucket.example.com", Prefix: "a/b"}, "gs://my_bucket.example.com/a/b"},
+		{"GS://abc/p", Location{Scheme: SchemeGCS, Bucket: "abc", Prefix: "p"}, ""},
+	}
+	for _, tt := range tests {
+		got, err := ParseLocation(tt.in)
+		if err != nil {
+			t.Errorf("ParseLocation(%q): %v", tt.in, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("ParseLocation(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+		if tt.str != "" && got.String() != tt.str {
+			t.Errorf("ParseLocation(%q).String() = %q, want %q", tt.in, got.String(), tt.str)
+		}
+	}
+}
+
+func TestParseLocationErrors(t *testing.T) {
+	tests := []struct{ in, wantErr string }{
+		{"", "empty"},
+		{"/a\x00b", "NUL"},
+		{"s3://bucket/x", `unsupported scheme "s3"`},
+		{"http://example.com/x", "unsupported scheme"},
+		{"file://host/var/x", "must not name a host"},
+		{"file:relative", "unsupported scheme"}, // no "://": treated as a path? no: see below
+		{"file://", "absolute path"},
+		{"file:///x?q=1", "no user, query or fragment"},
+		{"gs://", "no bucket"},
+		{"gs:///prefix", "no bucket"},
+		{"gs://ab", "3 to 63"},
+		{"gs://" + strings.Repeat("a", 64), "3 to 63"},
+		{"gs://My-Bucket", "character 'M'"},
+		{"gs://bucket?x=1", "character '?'"},
+		{"gs://-bucket", "start and end"},
+		{"gs://bucket-", "start and end"},
+		{"gs://a..b.c", "empty dot-separated part"},
+		{"gs://googbucket", "goog"},
+		{"gs://bucket/a//b", "empty path segment"},
+		{"gs://bucket/a/../b", `".." path segment`},
+		{"gs://bucket/./b", `"." path segment`},
+	}
+	for _, tt := range tests {
+		if tt.in == "file:relative" {
+			// No "://": a relative directory named "file:relative".
+			if u, err := ParseLocation(tt.in); err != nil || u.Scheme != SchemeFile {
+				t.Errorf("ParseLocation(%q) = %+v, %v; want a relative path", tt.in, u, err)
+			}
+			continue
+		}
+		_, err := ParseLocation(tt.in)
+		if err == nil {
+			t.Errorf("ParseLocation(%q): no error, want %q", tt.in, tt.wantErr)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("ParseLocation(%q) = %v, want it to contain %q", tt.in, err, tt.wantErr)
+		}
+		if CodeOf(err) != CodeInvalidArgument {
+			t.Errorf("ParseLocation(%q) code %s, want invalid_argument", tt.in, CodeOf(err))
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package artifacts_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
+	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
+)
+
+func fileMux() *artifacts.URLMux {
+	m := &artifacts.URLMux{}
+	m.RegisterScheme(artifacts.SchemeFile, artifacts.InspectDir)
+	m.RegisterLayout(fsstore.NewLayout(fsstore.Options{}))
+	m.RegisterLayout(shardedfs.NewLayout(shardedfs.Options{}))
+	return m
+}
+
+func TestURLMuxOpen(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(parts ...string) string {
+		p := filepath.Join(append([]string{dir}, parts...)...)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mk("fs", "v1", "scopes")
+	mk("sharded", "scope-shards")
+	mk("both", "v1")
+	mk("both", "scope-shards")
+	mk("empty")
+	mk("other", "x")
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "fs"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path   string
+		opts   artifacts.OpenOptions
+		layout string
+		code   artifacts.Code
+		msg    string
+	}{
+		{path: "fs", layout: "erlang-fs"},
+		{path: "sharded", layout: "erlang-fs-sharded"},
+		{path: "both", code: artifacts.CodeUnknownLayout, msg: "holds stores of 2 layouts at once (erlang-fs, erlang-fs-sharded): give --layout"},
+		{path: "both", opts: artifacts.OpenOptions{Layout: "erlang-fs-sharded"}, layout: "erlang-fs-sharded"},
+		{path: "empty", code: artifacts.CodeUnknownLayout, msg: "is an empty directory"},
+		{path: "empty", opts: artifacts.OpenOptions{Layout: "erlang-fs"}, layout: "erlang-fs"},
+		{path: "empty", opts: artifacts.OpenOptions{Create: true}, layout: "erlang-fs"},
+		{path: "other", code: artifacts.CodeUnknownLayout, msg: "found a directory holding x/"},
+		{path: "other", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeUnknownLayout},
+		{path: "file", code: artifacts.CodeUnknownLayout, msg: "found a regular file, not a directory"},
+		{path: "link", code: artifacts.CodeUnsafeStore, msg: "is a symbolic link, not a directory"},
+		{path: "missing", code: artifacts.CodeNotFound, msg: "nothing is there"},
+		{path: "fs/v1", code: artifacts.CodeUnknownLayout, msg: "use --store " + filepath.Join(dir, "fs") + ", the directory that holds v1/"},
+		{path: "fs/v1/new", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeUnknownLayout, msg: "does not exist and is no place for a new store"},
+		{path: "sharded/scope-shards", code: artifacts.CodeUnknownLayout, msg: "use --store " + filepath.Join(dir, "sharded") + ", the directory that holds scope-shards/"},
+		{path: "fs", opts: artifacts.OpenOptions{Layout: "nope"}, code: artifacts.CodeInvalidArgument, msg: `unknown layout "nope"`},
+	}
+	m := fileMux()
+	for _, tt := range tests {
+		t.Run(tt.path+"/"+tt.opts.Layout, func(t *testing.T) {
+			o, err := m.Open(context.Background(), filepath.Join(dir, tt.path), tt.opts)
+			if tt.layout != "" {
+				if err != nil || o.Layout != tt.layout || o.Store.Capabilities().Layout != tt.layout {
+					t.Fatalf("Open: %+v, %v; want layout %s", o, err, tt.layout)
+				}
+				return
+			}
+			if artifacts.CodeOf(err) != tt.code || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Open: %v; want code %s with %q", err, tt.code, tt.msg)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
+		t.Errorf("a read created a store: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fs", "v1", "new")); !os.IsNotExist(err) {
+		t.Errorf("a store was made inside a store: %v", err)
+	}
+	if _, err := m.Open(context.Background(), "gs://bucket-x/p", artifacts.OpenOptions{}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+		t.Errorf("an unregistered scheme: %v", err)
+	}
+}
+
+func TestURLMuxRegistration(t *testing.T) {
+	m := fileMux()
+	if got := strings.Join(m.LayoutNames(), ","); got != "erlang-fs,erlang-fs-sharded" {
+		t.Errorf("LayoutNames = %s", got)
+	}
+	for _, in := range m.Layouts() {
+		if in.Scheme != artifacts.SchemeFile || in.Marker == "" || len(in.Facts) == 0 {
+			t.Errorf("layout %+v lacks facts", in)
+		}
+	}
+	for name, f := range map[string]func(){
+		"layout": func() { m.RegisterLayout(fsstore.NewLayout(fsstore.Options{})) },
+		"scheme": func() { m.RegisterScheme(artifacts.SchemeFile, artifacts.InspectDir) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("registering a %s twice did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

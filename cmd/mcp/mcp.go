@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -41,8 +42,10 @@ func init() {
 
 // Options are the flags and dependencies of "mcp".
 type Options struct {
-	IO        *iostreams.IOStreams
-	Config    func() (*cmdutil.Config, error)
+	IO     *iostreams.IOStreams
+	Config func() (*cmdutil.Config, error)
+	// OpenStore opens --store for writing (snapshots and memory writes go
+	// there): a missing or empty location becomes a new store.
 	OpenStore func(context.Context) (*artifacts.Store, error)
 	Now       func() time.Time
 	// Stdin and Stdout carry the stdio transport (default: the process's).
@@ -83,7 +86,7 @@ const (
 
 // NewCmdMCP returns "mcp". runF, when not nil, replaces the run function.
 func NewCmdMCP(f *cmdutil.Factory, version string, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Config: f.Config, OpenStore: f.OpenStore, Now: f.Now, Version: version}
+	opts := &Options{IO: f.IO, Config: f.Config, OpenStore: f.CreateStore, Now: f.Now, Version: version}
 	cmd := &cobra.Command{
 		Use:   "mcp (--app A --user U --session S | --http ADDR --token-file FILE) [flags]",
 		Short: "Serve a session's workspace to an agent over MCP (stdio or HTTP)",
@@ -254,6 +257,13 @@ func run(ctx context.Context, opts *Options) error {
 	if cfg.ScratchDefault {
 		if err := os.MkdirAll(cfg.Scratch, 0o700); err != nil {
 			return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot create the default scratch root %s: give --scratch DIR", cfg.Scratch)
+		}
+	}
+	// A server writes to its store, so an empty directory becomes a new
+	// store; a path that does not exist is a typo until shown otherwise.
+	if u, err := cmdutil.ParseStoreURI(cfg.Store); err == nil && u.Scheme == cmdutil.SchemeFile {
+		if _, err := os.Stat(u.Root); errors.Is(err, fs.ErrNotExist) {
+			return cmdutil.CodedError(string(artifacts.CodeNotFound), fmt.Errorf("no store at %s: create that directory first (an empty directory becomes a new store, of --layout or erlang-fs) or give the right --store", u.Root))
 		}
 	}
 	st, err := opts.OpenStore(ctx)

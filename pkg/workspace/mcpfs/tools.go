@@ -424,50 +424,50 @@ func (c *call) readWhole(ctx context.Context, p string, max int64) (string, erro
 
 // ---- writing
 
-func writeFile(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
+// contentCall decodes the path and content of write_file and append_file
+// and resolves the path to a writable target: the checks both tools make
+// before a byte is written.
+func contentCall(c *call, raw json.RawMessage) (target, writeFS, []byte, error) {
 	a, err := decode[contentArgs](raw)
 	if err != nil {
-		return nil, err
+		return target{}, nil, nil, err
 	}
 	if a.Content == nil {
-		return nil, need("content", "")
+		return target{}, nil, nil, need("content", "")
 	}
 	t, err := c.target(a.Path)
 	if err != nil {
-		return nil, err
+		return target{}, nil, nil, err
 	}
 	w, err := t.writer()
 	if err != nil {
+		return target{}, nil, nil, err
+	}
+	return t, w, []byte(*a.Content), nil
+}
+
+func writeFile(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	t, w, data, err := contentCall(c, raw)
+	if err != nil {
 		return nil, err
 	}
-	if err := w.write(ctx, t.rel, []byte(*a.Content)); err != nil {
+	if err := w.write(ctx, t.rel, data); err != nil {
 		return nil, err
 	}
-	c.info.bytes = int64(len(*a.Content))
+	c.info.bytes = int64(len(data))
 	return textResult("Successfully wrote to " + t.vpath), nil
 }
 
 func appendFile(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
-	a, err := decode[contentArgs](raw)
+	t, w, data, err := contentCall(c, raw)
 	if err != nil {
 		return nil, err
 	}
-	if a.Content == nil {
-		return nil, need("content", "")
-	}
-	t, err := c.target(a.Path)
-	if err != nil {
+	if err := w.appendTo(ctx, t.rel, data); err != nil {
 		return nil, err
 	}
-	w, err := t.writer()
-	if err != nil {
-		return nil, err
-	}
-	if err := w.appendTo(ctx, t.rel, []byte(*a.Content)); err != nil {
-		return nil, err
-	}
-	c.info.bytes = int64(len(*a.Content))
-	return textResult(fmt.Sprintf("Successfully appended %d bytes to %s", len(*a.Content), t.vpath)), nil
+	c.info.bytes = int64(len(data))
+	return textResult(fmt.Sprintf("Successfully appended %d bytes to %s", len(data), t.vpath)), nil
 }
 
 type edit struct {

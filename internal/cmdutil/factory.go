@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/adkgcs"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
@@ -55,15 +56,26 @@ type Factory struct {
 }
 
 // NewStores returns the registry of store layouts of the command line:
-// erlang-fs (the default for new stores), erlang-fs-sharded and
-// erlang-gcs. Adding a layout is one RegisterLayout line here.
+// erlang-fs (the default for new stores), erlang-fs-sharded, erlang-gcs
+// and google-adk-gcs. Adding a layout is one RegisterLayout line here.
 func NewStores() *artifacts.URLMux {
 	m, _ := newStores()
 	return m
 }
 
-// newStores is NewStores, also returning the GCS layout, whose unused
-// client Cleanup closes.
+// closers closes each of its closers.
+type closers []io.Closer
+
+func (c closers) Close() error {
+	var errs []error
+	for _, x := range c {
+		errs = append(errs, x.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// newStores is NewStores, also returning the GCS layouts, whose unused
+// clients Cleanup closes.
 func newStores() (*artifacts.URLMux, io.Closer) {
 	m := &artifacts.URLMux{}
 	gcs := gcsstore.NewLayout(gcsstore.Options{})
@@ -72,7 +84,9 @@ func newStores() (*artifacts.URLMux, io.Closer) {
 	m.RegisterLayout(fsstore.NewLayout(fsstore.Options{}))
 	m.RegisterLayout(shardedfs.NewLayout(shardedfs.Options{}))
 	m.RegisterLayout(gcs)
-	return m, gcs
+	adk := adkgcs.NewLayout(adkgcs.Options{})
+	m.RegisterLayout(adk)
+	return m, closers{gcs, adk}
 }
 
 // NewFactory returns a Factory over ios with the real clock, a Config that

@@ -66,6 +66,10 @@ const (
 	// CodeUnknownLayout means a location holds something, but no store of a
 	// layout this build knows (or not of the layout asked for).
 	CodeUnknownLayout Code = "unknown_layout"
+	// CodeForeign is the Problem code of an object or file in the store's
+	// namespace that does not parse as part of its layout: never guessed
+	// at, reported by name.
+	CodeForeign Code = "foreign"
 )
 
 // Error is the error type every Store returns. It carries a stable Code and

@@ -301,7 +301,7 @@ func (s *Store) list(ctx context.Context, prefix string, flat bool) (listing, er
 		rel := strings.TrimPrefix(a.Name, s.root)
 		p, perr := parseObject(rel)
 		if perr != nil {
-			out.foreign = append(out.foreign, foreignObject{name: a.Name, reason: "object " + strconv.Quote(a.Name) + " " + perr.Error()})
+			out.foreign = append(out.foreign, foreignObject{name: a.Name, reason: perr.Error()})
 			continue
 		}
 		out.objects = append(out.objects, object{p: p, name: a.Name, attrs: a})
@@ -524,11 +524,15 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		}
 	}
 	names := group(objs)
+	foreign := len(l.foreign)
+	for _, nv := range names {
+		foreign += len(nv.shadowed)
+	}
 	if len(names) == 0 {
 		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version in the scope").With(scope, "", 0)
 	}
 	limit := opts.PageSize()
-	var page artifacts.NamePage
+	page := artifacts.NamePage{Foreign: foreign}
 	for _, nv := range names {
 		if opts.Cursor != "" && nv.name <= opts.Cursor {
 			continue

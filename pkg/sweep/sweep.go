@@ -581,7 +581,7 @@ func (s *sweeper) finishDry(ctx context.Context, rep *Report, entries []*entry, 
 			it.Reason = base + "; would discard without a snapshot under plan" + id
 			continue
 		}
-		rec, err := s.opts.Store.Stat(ctx, e.scope, workspace.SnapshotName, 0)
+		rec, err := s.opts.Store.Stat(ctx, e.scope, workspace.SnapshotName, artifacts.Latest)
 		switch {
 		case err == nil:
 			it.SnapshotVersion = rec.Version + 1

@@ -177,7 +177,7 @@ func (m *Manager) Inspect(ctx context.Context, name string) (Info, error) {
 	}
 	info.Idle = max(now.Sub(info.LastAccess), 0)
 	if info.State == StateOK && m.opts.Store != nil {
-		rec, err := m.opts.Store.Stat(ctx, ix.Scope(), SnapshotName, 0)
+		rec, err := m.opts.Store.Stat(ctx, ix.Scope(), SnapshotName, artifacts.Latest)
 		switch {
 		case err == nil:
 			info.SnapshotVersion = rec.Version

@@ -120,10 +120,10 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, ".", err)
 	}
-	if ix != nil && ix.TreeState == before.State && ix.SnapshotVersion > 0 {
+	if ix != nil && ix.TreeState == before.State && ix.Snapshotted() {
 		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, artifacts.Latest)
 		switch {
-		case err == nil && rec.Version == ix.SnapshotVersion && rec.Digest == ix.SnapshotDigest:
+		case err == nil && ix.IsSnapshot(rec):
 			return SnapshotResult{
 				Scope: scope, Version: rec.Version, Unchanged: true,
 				Files: before.Files, Dirs: before.Dirs, Bytes: before.Bytes,
@@ -139,7 +139,7 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 	}
 	if ix != nil {
 		nix := *ix
-		nix.SnapshotVersion, nix.SnapshotDigest, nix.TreeState = res.Version, res.Record.Digest, ""
+		nix.setSnapshot(res.Record)
 		// The state is recorded only when the tree did not change while it
 		// was archived, so that an equal state later means this version.
 		if after, err := scanTree(root); err == nil && after.State == before.State {
@@ -376,7 +376,8 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	if err != nil || ix.App != w.scope.App {
 		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
 	}
-	ix.LastAccess, ix.SnapshotVersion, ix.SnapshotDigest, ix.TreeState = now, rec.Version, rec.Digest, ""
+	ix.LastAccess = now
+	ix.setSnapshot(rec)
 	sc, err := scanTree(root)
 	if err != nil {
 		return HydrateResult{}, osError(op, &w.scope, w.dir, err)

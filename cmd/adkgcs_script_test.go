@@ -150,4 +150,3 @@ func cmdADKGCSCheckFixture(ts *testscript.TestScript, neg bool, args []string) {
 
 // pad makes decimal strings sort by value.
 func pad(s string) string { return strings.Repeat("0", 20-len(s)) + s }
-

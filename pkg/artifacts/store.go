@@ -88,6 +88,12 @@ type Capabilities struct {
 	// store as a whole has no scope ceiling.
 	ScopeCeilingPerShard bool
 
+	// NoCeilings is true when the layout keeps no lifetime ceilings (no
+	// slots or reservations that deletion never gives back: the Google ADK
+	// layouts). MaxScanEntries and the capacities derived from it then
+	// bound nothing, and quota reports say so instead of measuring them.
+	NoCeilings bool
+
 	// ScopeKinds lists the scope kinds the layout can hold; nil means all
 	// three. Store refuses the others with CodeUnsupported.
 	ScopeKinds []Kind

@@ -173,6 +173,14 @@ type StoreUsage struct {
 	// Unreadable counts versions the walk could not read (permission or
 	// I/O errors); they are not problems and not counted.
 	Unreadable int `json:"unreadable"`
+	// Foreign counts the objects or files in the store's namespace that
+	// are not part of its layout (artifacts.CodeForeign): skipped.
+	Foreign int `json:"foreign"`
+	// NoCeilings is true when the layout keeps no lifetime ceilings
+	// (artifacts.Capabilities.NoCeilings): the capacities are then 0, no
+	// usage is measured against them, and Note says so.
+	NoCeilings bool   `json:"no_ceilings,omitempty"`
+	Note       string `json:"note,omitempty"`
 	// UnreadableCode is permission_denied or io_error when Unreadable > 0.
 	UnreadableCode artifacts.Code `json:"-"`
 }
@@ -324,7 +332,18 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 	}
 	var versionsSeen, bytesSeen int64
 	found := false
+	if caps.NoCeilings {
+		r.Store.ScopeCapacity, r.Store.MaxScanEntries, r.Store.NameCapacity, r.Store.ReservationCapacity = 0, 0, 0, 0
+		r.Store.NoCeilings = true
+		r.Store.Note = NoCeilingsNote(caps.Layout)
+	}
 	err := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
+		if onlyForeign(u) {
+			for _, n := range u.Names {
+				r.Store.Foreign += len(n.Problems)
+			}
+			return nil
+		}
 		r.Store.ScopeDirs++
 		row := scopeRow(u, caps)
 		r.Store.Names += row.Names
@@ -504,6 +523,30 @@ func (w WorkspaceUsage) describe() string {
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
 // scopeRow summarises what Walk reported of one scope.
+// NoCeilingsNote says that a layout keeps no lifetime ceilings.
+func NoCeilingsNote(layout string) string {
+	return layout + " keeps no lifetime ceilings: deleting frees what it deletes (and lets version numbers be handed out again), so no capacity is measured"
+}
+
+// onlyForeign reports whether a walk's scope holds nothing but objects that
+// are not part of the layout (a driver reports those apart from scopes).
+func onlyForeign(u artifacts.ScopeUsage) bool {
+	if u.Known || len(u.Names) == 0 {
+		return false
+	}
+	for _, n := range u.Names {
+		if len(n.Records) > 0 {
+			return false
+		}
+		for _, p := range n.Problems {
+			if p.Code != artifacts.CodeForeign {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func scopeRow(u artifacts.ScopeUsage, caps artifacts.Capabilities) ScopeUsage {
 	row := ScopeUsage{Hash: u.Hash, NameSlots: u.NameSlots, NameCapacity: caps.NameCapacity()}
 	if u.Known {
@@ -544,6 +587,12 @@ func scopeRow(u artifacts.ScopeUsage, caps artifacts.Capabilities) ScopeUsage {
 		row.FullestName = &FullestName{Name: fullest.Name, Hash: fullest.Hash, Reservations: fullest.Reservations, Capacity: capacity, UsagePercent: round2(resPct)}
 		if resPct > namePct {
 			row.BindingLimit, row.pct = LimitReservations, resPct
+		}
+	}
+	if caps.NoCeilings {
+		row.NameCapacity, row.BindingLimit, row.pct = 0, "", 0
+		if row.FullestName != nil {
+			row.FullestName.Capacity, row.FullestName.UsagePercent = 0, 0
 		}
 	}
 	row.UsagePercent = round2(row.pct)

@@ -212,6 +212,7 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		ScopeKinds:       []artifacts.Kind{artifacts.KindUser, artifacts.KindSession},
 		FirstVersion:     s.first,
 		ReusesVersions:   true,
+		NoCeilings:       true,
 		StoresDigest:     false,
 		MaxRecordBytes:   MaxMetadataBytes,
 	}

@@ -36,7 +36,7 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 		if len(objs) == 0 {
 			return nil
 		}
-		u := artifacts.ScopeUsage{Scope: scope, Known: true, Hash: cur}
+		u := artifacts.ScopeUsage{Scope: scope, Known: true, Hash: scope.Hash()}
 		for _, nv := range group(objs) {
 			n := artifacts.NameUsage{Name: nv.name, Hash: nv.name}
 			for _, o := range nv.objects {

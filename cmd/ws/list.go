@@ -134,7 +134,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		if in.Claimed != nil {
 			it.Claims = scopeJSON(in.Claimed.Scope())
 		}
-		if in.SnapshotVersion > 0 {
+		if in.HasSnapshot {
 			v := in.SnapshotVersion
 			it.SnapshotVersion = &v
 		}

@@ -92,7 +92,7 @@ func TestSweepMixedLegacy(t *testing.T) {
 			}
 		}
 		for _, sc := range []artifacts.Scope{artifacts.SessionScope("victim-app", "user-3", "s-1"), artifacts.SessionScope("victim-app", "user-3", "s-2")} {
-			if _, err := st.Stat(context.Background(), sc, workspace.SnapshotName, 0); !artifacts.IsNotFound(err) {
+			if _, err := st.Stat(context.Background(), sc, workspace.SnapshotName, artifacts.Latest); !artifacts.IsNotFound(err) {
 				t.Errorf("%s got a snapshot: %v", sc, err)
 			}
 		}

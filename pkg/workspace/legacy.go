@@ -32,10 +32,12 @@ type MigrateResult struct {
 // directory (one DecodeIndex refused with ErrUnboundApp), against the
 // store: the index must name a snapshot version and digest of its session,
 // and the store must hold that very version of SnapshotName in the scope
-// the index names, with that digest. The manager writes both after every
-// snapshot and hydration of the scope, and another app cannot learn the
-// digest of a snapshot it cannot read; a snapshot of an empty workspace,
-// whose digest anyone can compute, confirms nothing. It returns the record
+// the index names, with that digest (and token, where the layout keeps
+// one). The manager writes them after every snapshot and hydration of the
+// scope, and another app cannot learn the digest of a snapshot it cannot
+// read. A layout that stores no digest confirms nothing, nor does a
+// snapshot of an empty workspace, whose digest anyone can compute. It
+// returns the record
 // that confirmed the app, or an error with CodePermission saying why the
 // app stays unconfirmed (a store failure keeps its own code).
 func (m *Manager) ConfirmLegacy(ctx context.Context, ix Index) (artifacts.Record, error) {
@@ -53,16 +55,16 @@ func (m *Manager) confirmLegacy(ctx context.Context, ix Index) (rec artifacts.Re
 		return rec, "there is no store to confirm it with", nil
 	}
 	if ix.SnapshotDigest == "" {
-		return rec, "its index names no snapshot of the session", nil
+		return rec, "its index names no snapshot digest of the session", nil
 	}
 	rec, err = m.opts.Store.Stat(ctx, ix.Scope(), SnapshotName, ix.SnapshotVersion)
-	switch {
-	case artifacts.IsNotFound(err):
+	switch code := artifacts.CodeOf(err); {
+	case code == artifacts.CodeNotFound || code == artifacts.CodeInvalidArgument:
 		return rec, "the store holds no snapshot v" + strconv.FormatInt(ix.SnapshotVersion, 10) + " of that session", nil
 	case err != nil:
 		return rec, "", err
-	case rec.Digest != ix.SnapshotDigest:
-		return rec, "the digest of snapshot v" + strconv.FormatInt(rec.Version, 10) + " in the store differs from the one its index names", nil
+	case !ix.IsSnapshot(rec):
+		return rec, "snapshot v" + strconv.FormatInt(rec.Version, 10) + " in the store is not the one its index names (another digest)", nil
 	case rec.Size <= emptyZipSize:
 		return rec, "the snapshot its index names is empty, and anyone can compute the digest of an empty snapshot", nil
 	}
@@ -136,13 +138,17 @@ func (m *Manager) Migrate(ctx context.Context, name string) (MigrateResult, erro
 	return MigrateResult{From: name, To: to, Scope: scope, Version: rec.Version}, nil
 }
 
-// adoptLegacy migrates the legacy directory of scope, when there is one
-// whose index names scope and the store confirms it. It reports whether
+// adoptLegacy migrates the legacy directory of scope, when the session has
+// no app-bound directory and there is one whose index names scope and the
+// store confirms it. It reports whether
 // it did. A legacy directory of another app, without a good index, or
 // whose app stays unconfirmed is never read from and never touched: the
 // caller sets the session up without it (ListWorkspaces and the sweep
 // report it).
 func (m *Manager) adoptLegacy(ctx context.Context, scope artifacts.Scope) (bool, error) {
+	if _, err := m.root.Lstat(DirName(scope.App, scope.User, scope.Session)); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil // the app-bound directory is there (or in the way): it is the session's
+	}
 	name := LegacyDirName(scope.User, scope.Session)
 	root, err := m.root.OpenRoot(name)
 	if err != nil {

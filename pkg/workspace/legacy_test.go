@@ -182,7 +182,7 @@ func TestCrossAppTakeoverRefused(t *testing.T) {
 				wantCode(t, err, artifacts.CodeNotFound)
 			}},
 			{"hydrate", func(t *testing.T, e env) {
-				res, err := e.m.Hydrate(ctx, victimScope, 0, HydrateOptions{})
+				res, err := e.m.Hydrate(ctx, victimScope, artifacts.Latest, HydrateOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -246,7 +246,7 @@ func TestLegacyEmptySnapshotConfirmsNothing(t *testing.T) {
 	st := artifacts.NewStore(newStore(t, fsstore.Options{}))
 	m := newManager(t, st, Options{Policy: SnapshotManual})
 	vdir := makeSession(t, m, victimScope, nil, true, nil)
-	rec, err := st.Stat(ctx, victimScope, SnapshotName, 0)
+	rec, err := st.Stat(ctx, victimScope, SnapshotName, artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestLegacyMigration(t *testing.T) {
 		{"hydrate", func(t *testing.T, m *Manager, st *artifacts.Store) error {
 			// The migrated directory holds unsaved work: hydrating over it
 			// is refused, as for any workspace.
-			_, err := m.Hydrate(ctx, scope, 0, HydrateOptions{})
+			_, err := m.Hydrate(ctx, scope, artifacts.Latest, HydrateOptions{})
 			if oe := (*OverwriteError)(nil); !errors.As(err, &oe) {
 				t.Errorf("hydrate: %v, want %s", err, CodeWouldOverwrite)
 			}
@@ -388,10 +388,17 @@ func TestLegacyMigrationRefusals(t *testing.T) {
 		before := rawTree(t, legacy)
 		_, err := m.Migrate(ctx, filepath.Base(legacy))
 		wantCode(t, err, artifacts.CodeConflict)
-		// Open uses the app-bound directory and leaves the legacy one.
+		// Open and Hydrate use the app-bound directory and leave the legacy
+		// one.
 		w := mustOpen(t, m, scope)
 		if _, err := w.Stat("saved.txt"); !artifacts.IsNotFound(err) {
 			t.Errorf("saved.txt: %v", err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := m.Hydrate(ctx, scope, artifacts.Latest, HydrateOptions{}); err != nil || filepath.Base(res.Dir) != DirName(scope.App, scope.User, scope.Session) {
+			t.Errorf("hydrate: %+v %v", res, err)
 		}
 		sameTree(t, "the legacy directory", before, rawTree(t, legacy))
 	})

@@ -30,7 +30,8 @@ import (
 // in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
 	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "audit-log",
-	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches"}
+	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches",
+	"max-sessions", "session-idle"}
 
 func init() {
 	keys := make([]string, len(configFlags))
@@ -57,16 +58,20 @@ type Options struct {
 	Scope     cmdutil.ScopeFlags
 	HTTP      string
 	TokenFile string
-	Reference string
-	Profile   string
-	Tools     []string
-	Snapshot  string
-	Memory    string
-	TurnBytes string
-	MaxBytes  string
-	MaxFiles  int
-	AuditLog  string
-	Limits    limitFlags
+	// MaxSessions and SessionIdle bound the sessions --http serves at once
+	// (mcpfs.HTTPOptions).
+	MaxSessions int
+	SessionIdle time.Duration
+	Reference   string
+	Profile     string
+	Tools       []string
+	Snapshot    string
+	Memory      string
+	TurnBytes   string
+	MaxBytes    string
+	MaxFiles    int
+	AuditLog    string
+	Limits      limitFlags
 }
 
 type limitFlags struct {
@@ -110,6 +115,12 @@ host) one server serves many sessions: every request needs
 Agentstore-App (default --app), Agentstore-User and Agentstore-Session. A
 token line may bind the token to an identity ("TOKEN app=A user=U
 session=S"); a bare token is a runtime token that may name any session.
+At most --max-sessions sessions are served at once: a new one evicts the
+least recently used one without a call in progress (503 when every one has
+a call in progress), and a session idle for --session-idle is evicted. An
+evicted session first ends its turn (snapshotted under end-of-turn), then
+its MCP sessions are closed; its client initializes again, and its files
+stay in the workspace.
 
 Every write is charged to the session's quota before a byte is written:
 --ws-turn-bytes per turn, --ws-max-bytes and --ws-max-files in total. Over
@@ -159,6 +170,8 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl := cmd.Flags()
 	fl.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on `ADDR` (host:port; :port means 127.0.0.1:port) instead of stdio")
 	fl.StringVar(&opts.TokenFile, "token-file", "", "bearer tokens for --http, one a line (`FILE`; see above)")
+	fl.IntVar(&opts.MaxSessions, "max-sessions", mcpfs.DefaultMaxSessions, "sessions --http serves at once; more evict the least recently used")
+	fl.DurationVar(&opts.SessionIdle, "session-idle", mcpfs.DefaultIdleTimeout, "evict a session --http serves after this long without a request")
 	fl.StringVar(&opts.Reference, "reference", "", "read-only reference tree served as /reference (`DIR`)")
 	fl.StringVar(&opts.Profile, "profile", string(mcpfs.ProfileReadWrite), "tool profile: read-only or read-write")
 	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; end_turn only when named)")
@@ -218,6 +231,12 @@ func (o *Options) check() error {
 		if n.v < 0 {
 			return cmdutil.Usagef("%s %d is negative", n.flag, n.v)
 		}
+	}
+	if o.MaxSessions < 1 {
+		return cmdutil.Usagef("--max-sessions %d: want at least 1", o.MaxSessions)
+	}
+	if o.SessionIdle <= 0 {
+		return cmdutil.Usagef("--session-idle %s: want a positive duration such as 30m", o.SessionIdle)
 	}
 	if o.HTTP == "" {
 		if o.TokenFile != "" {
@@ -350,17 +369,28 @@ func serveHTTP(ctx context.Context, opts *Options, srv *mcpfs.Server, logger *sl
 		return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot listen on %s", listenAddr(opts.HTTP))
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler(mcpfs.HTTPOptions{Tokens: tokens, DefaultApp: opts.Scope.App}))
+	h := srv.HTTPHandler(mcpfs.HTTPOptions{Tokens: tokens, DefaultApp: opts.Scope.App, MaxSessions: opts.MaxSessions, IdleTimeout: opts.SessionIdle})
+	mux.Handle("/mcp", h)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err = hs.Shutdown(sctx)
-		cancel()
+	// Idle sessions end their turns without waiting for another request.
+	tick := time.NewTicker(max(opts.SessionIdle/4, time.Second))
+	defer tick.Stop()
+serve:
+	for {
+		select {
+		case err = <-errc:
+			break serve
+		case <-tick.C:
+			h.ExpireIdle(ctx)
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			err = hs.Shutdown(sctx)
+			cancel()
+			break serve
+		}
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -31,7 +31,7 @@ import (
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
 	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "audit-log",
 	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches",
-	"max-sessions", "session-idle"}
+	"max-sessions", "session-idle", "durable-writes"}
 
 func init() {
 	keys := make([]string, len(configFlags))
@@ -62,16 +62,18 @@ type Options struct {
 	// (mcpfs.HTTPOptions).
 	MaxSessions int
 	SessionIdle time.Duration
-	Reference   string
-	Profile     string
-	Tools       []string
-	Snapshot    string
-	Memory      string
-	TurnBytes   string
-	MaxBytes    string
-	MaxFiles    int
-	AuditLog    string
-	Limits      limitFlags
+	// DurableWrites fsyncs every workspace write (workspace.Options.Durable).
+	DurableWrites bool
+	Reference     string
+	Profile       string
+	Tools         []string
+	Snapshot      string
+	Memory        string
+	TurnBytes     string
+	MaxBytes      string
+	MaxFiles      int
+	AuditLog      string
+	Limits        limitFlags
 }
 
 type limitFlags struct {
@@ -129,7 +131,11 @@ remaining_bytes, and nothing was written. A missing workspace is hydrated
 from its latest snapshot on first touch; --snapshot on-write (default)
 answers a write only once the workspace's snapshot is stored,
 end-of-turn snapshots when the runtime calls the end_turn tool (list it
-with --tools) and on shutdown, off never.
+with --tools) and on shutdown, off never. A write to /workspace is atomic
+(a temporary file renamed into place) but not fsynced: the scratch
+directory is a cache of the snapshots, and a machine crash may lose the
+writes since the last snapshot. --durable-writes fsyncs each one before
+answering.
 
 Each call is logged on stderr (tool, path, bytes, result code, duration);
 --audit-log FILE appends the same records as JSON lines.
@@ -180,6 +186,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.StringVar(&opts.TurnBytes, "ws-turn-bytes", "", "bytes a session may write per turn, e.g. 10000000 or 64MiB (default no limit)")
 	fl.StringVar(&opts.MaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB (default no limit)")
 	fl.IntVar(&opts.MaxFiles, "ws-max-files", 0, "files a workspace may hold (default no limit)")
+	fl.BoolVar(&opts.DurableWrites, "durable-writes", false, "fsync every workspace write before answering (default: atomic rename only; the snapshot is the durable copy)")
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE`")
 	fl.StringVar(&opts.Limits.MaxReadBytes, "max-read-bytes", "", fmt.Sprintf("bytes one read returns; larger files are windowed (default %d)", d.MaxReadBytes))
 	fl.StringVar(&opts.Limits.MaxRequestBytes, "max-request-bytes", "", fmt.Sprintf("largest request message accepted (default %d)", d.MaxRequestBytes))
@@ -297,6 +304,7 @@ func run(ctx context.Context, opts *Options) error {
 	m, err := workspace.New(workspace.Options{
 		Scratch: cfg.Scratch, Reference: opts.Reference, Store: st,
 		Quota: workspace.Quota{TurnBytes: turn, TotalBytes: total}, Policy: policy, Now: opts.Now,
+		Durable: opts.DurableWrites,
 	})
 	if err != nil {
 		return err

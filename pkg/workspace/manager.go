@@ -55,6 +55,14 @@ type Options struct {
 	Limits zipsafe.Limits
 	// Level is the Deflate level of snapshots (zero: zipsafe.DefaultLevel).
 	Level int
+	// Durable makes every confined write fsync the file before renaming
+	// it into place, so that it survives a crash of the machine. Without
+	// it a write is still atomic (a reader sees the old file or the new
+	// one, never a mix) but a crash may lose the latest writes: the
+	// scratch directory is a cache, and the durable copy of a workspace is
+	// its snapshot in the store (SnapshotOnWrite publishes one before a
+	// write returns).
+	Durable bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

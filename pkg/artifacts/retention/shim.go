@@ -51,4 +51,5 @@ func deleteExact(ctx context.Context, st *artifacts.Store, scope artifacts.Scope
 	}
 	return out, nil
 }
+
 const latestVersion = 0

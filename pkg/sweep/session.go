@@ -334,7 +334,11 @@ func DeleteSession(ctx context.Context, opts SessionOptions) (*SessionReport, er
 		}
 	}
 	for _, a := range sp.Artifacts {
-		recs, err := deleteExact(ctx, opts.Store, opts.Scope, a.Name, a.Versions)
+		refs := make([]artifacts.VersionRef, len(a.Versions))
+		for i, v := range a.Versions {
+			refs[i] = artifacts.VersionRef{Version: v.Version, Size: v.Size, Digest: v.Digest, Token: v.Token}
+		}
+		recs, err := opts.Store.DeleteExact(ctx, opts.Scope, a.Name, refs)
 		rep.Deleted = append(rep.Deleted, recs...)
 		if err != nil {
 			return rep, err
@@ -394,7 +398,7 @@ func sessionArtifacts(ctx context.Context, st *artifacts.Store, scope artifacts.
 					return nil, err
 				}
 				for _, r := range vp.Items {
-					a.Versions = append(a.Versions, SessionVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: recordToken(r)})
+					a.Versions = append(a.Versions, SessionVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token})
 				}
 				if err != nil || vp.NextCursor == "" || vp.NextCursor == vc {
 					break

@@ -123,7 +123,7 @@ func Execute(ctx context.Context, st *artifacts.Store, p *Plan, opts ExecOptions
 // deleteName deletes one name's planned versions.
 func deleteName(ctx context.Context, st *artifacts.Store, n BodyName, reuses bool) ([]artifacts.Record, error) {
 	if reuses {
-		latest, err := st.Stat(ctx, n.Scope, n.Name, latestVersion)
+		latest, err := st.Stat(ctx, n.Scope, n.Name, artifacts.Latest)
 		if err != nil {
 			return nil, err
 		}
@@ -134,5 +134,9 @@ func deleteName(ctx context.Context, st *artifacts.Store, n BodyName, reuses boo
 			}
 		}
 	}
-	return deleteExact(ctx, st, n.Scope, n.Name, n.Versions)
+	refs := make([]artifacts.VersionRef, len(n.Versions))
+	for i, r := range n.Versions {
+		refs[i] = artifacts.VersionRef{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token}
+	}
+	return st.DeleteExact(ctx, n.Scope, n.Name, refs)
 }

@@ -280,7 +280,7 @@ func (d decider) decide(scope artifacts.Scope, name string, recs []artifacts.Rec
 	n := Name{Scope: scope, Name: name, Kept: []Version{}, Pruned: []Version{}}
 	for i, r := range recs {
 		v := Version{
-			Version: r.Version, Size: r.Size, Digest: r.Digest, Token: recordToken(r),
+			Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token,
 			CreatedAt: r.Created().Format(TimeFormat), AgeSeconds: (d.now - r.CreatedAt) / 1000,
 		}
 		if why := d.keep(r, len(recs)-1-i); why != "" {

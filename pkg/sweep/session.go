@@ -353,7 +353,7 @@ func noWorkspace(scope artifacts.Scope, scratch, dir string, withArtifacts bool)
 	if withArtifacts {
 		what = "has no workspace under the scratch root and no artifacts in the store"
 	}
-	return artifacts.Errorf(artifacts.CodeNotFound, "ws delete", nil, "%s %s %s (looked for %s)", scope, what, scratch, dir).With(scope, "", 0)
+	return artifacts.Errorf(artifacts.CodeNotFound, "ws delete", nil, "%s %s %s (looked for %s)", scope, what, scratch, dir)
 }
 
 // sessionEntry plans the session's directory: nil when there is none.

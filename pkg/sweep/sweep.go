@@ -729,6 +729,9 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 	it := &e.item
 	dir := it.Dir
 	idle := fmt.Sprintf("idle for %s", FormatIdle(it.Idle))
+	if s.anyIdle {
+		idle = fmt.Sprintf("the session has ended (idle for %s)", FormatIdle(it.Idle))
+	}
 	skip := func(format string, args ...any) {
 		it.Decision, it.Reason = Skipped, fmt.Sprintf(format, args...)
 	}

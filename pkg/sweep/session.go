@@ -13,26 +13,18 @@ import (
 
 	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
 
 // ActionDeleteSession is the action of a session deletion plan.
 const ActionDeleteSession = "delete-session"
 
-// SessionVersion is one artifact version a session deletion plan deletes,
-// bound to its bytes.
-type SessionVersion struct {
-	Version int64  `json:"version"`
-	Size    int64  `json:"size"`
-	Digest  string `json:"digest"`
-	Token   string `json:"token,omitempty"`
-}
-
 // SessionArtifact is one name of the session scope whose every version a
 // plan deletes.
 type SessionArtifact struct {
-	Name     string           `json:"name"`
-	Versions []SessionVersion `json:"versions"`
+	Name     string                 `json:"name"`
+	Versions []deletion.PlanVersion `json:"versions"`
 }
 
 // SessionPlanBody is a session deletion plan without its plan_id; its
@@ -336,7 +328,7 @@ func DeleteSession(ctx context.Context, opts SessionOptions) (*SessionReport, er
 	for _, a := range sp.Artifacts {
 		refs := make([]artifacts.VersionRef, len(a.Versions))
 		for i, v := range a.Versions {
-			refs[i] = artifacts.VersionRef{Version: v.Version, Size: v.Size, Digest: v.Digest, Token: v.Token}
+			refs[i] = v.Ref()
 		}
 		recs, err := opts.Store.DeleteExact(ctx, opts.Scope, a.Name, refs)
 		rep.Deleted = append(rep.Deleted, recs...)
@@ -390,7 +382,7 @@ func sessionArtifacts(ctx context.Context, st *artifacts.Store, scope artifacts.
 			return nil, err
 		}
 		for _, n := range page.Items {
-			a := SessionArtifact{Name: n.Name, Versions: []SessionVersion{}}
+			a := SessionArtifact{Name: n.Name, Versions: []deletion.PlanVersion{}}
 			vc := ""
 			for {
 				vp, err := st.ListVersions(ctx, scope, n.Name, artifacts.ListOptions{Limit: limit, Cursor: vc})
@@ -398,7 +390,7 @@ func sessionArtifacts(ctx context.Context, st *artifacts.Store, scope artifacts.
 					return nil, err
 				}
 				for _, r := range vp.Items {
-					a.Versions = append(a.Versions, SessionVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token})
+					a.Versions = append(a.Versions, deletion.PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token})
 				}
 				if err != nil || vp.NextCursor == "" || vp.NextCursor == vc {
 					break

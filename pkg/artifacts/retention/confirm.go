@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 )
 
 // MaxPlanBytes bounds a plan read by ReadConfirmation.
@@ -101,7 +102,7 @@ func diffBodies(old, cur Body) string {
 	type key struct {
 		scope artifacts.Scope
 		name  string
-		ref   Ref
+		ref   deletion.PlanVersion
 	}
 	set := func(b Body) map[key]bool {
 		m := map[key]bool{}

@@ -136,7 +136,7 @@ func deleteName(ctx context.Context, st *artifacts.Store, n BodyName, reuses boo
 	}
 	refs := make([]artifacts.VersionRef, len(n.Versions))
 	for i, r := range n.Versions {
-		refs[i] = artifacts.VersionRef{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token}
+		refs[i] = r.Ref()
 	}
 	return st.DeleteExact(ctx, n.Scope, n.Name, refs)
 }

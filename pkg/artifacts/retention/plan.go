@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 )
 
 // ActionPrune is the action of a prune plan.
@@ -85,19 +86,11 @@ type Plan struct {
 	PlanID string   `json:"plan_id"`
 }
 
-// Ref binds one planned deletion in the body.
-type Ref struct {
-	Version int64  `json:"version"`
-	Size    int64  `json:"size"`
-	Digest  string `json:"digest"`
-	Token   string `json:"token,omitempty"`
-}
-
 // BodyName is one name's deletions in the body.
 type BodyName struct {
-	Scope    artifacts.Scope `json:"scope"`
-	Name     string          `json:"name"`
-	Versions []Ref           `json:"versions"`
+	Scope    artifacts.Scope        `json:"scope"`
+	Name     string                 `json:"name"`
+	Versions []deletion.PlanVersion `json:"versions"`
 }
 
 // Body is what plan_id hashes: the store, layout, policy, filter and
@@ -120,9 +113,9 @@ func (p *Plan) Body() Body {
 		if len(n.Pruned) == 0 {
 			continue
 		}
-		bn := BodyName{Scope: n.Scope, Name: n.Name, Versions: make([]Ref, len(n.Pruned))}
+		bn := BodyName{Scope: n.Scope, Name: n.Name, Versions: make([]deletion.PlanVersion, len(n.Pruned))}
 		for i, v := range n.Pruned {
-			bn.Versions[i] = Ref{Version: v.Version, Size: v.Size, Digest: v.Digest, Token: v.Token}
+			bn.Versions[i] = deletion.PlanVersion{Version: v.Version, Size: v.Size, Digest: v.Digest, Token: v.Token}
 		}
 		b.Prune = append(b.Prune, bn)
 	}

@@ -137,10 +137,9 @@ func TestCrashSafety(t *testing.T) {
 	add()
 	kills, finished := 0, 0
 	for kills < runs {
-		left := check(fmt.Sprintf("kill %d", kills))
-		if left < 20 {
+		if left := check(fmt.Sprintf("kill %d", kills)); left < 20 {
 			add()
-			left = check("after adding")
+			check("after adding")
 		}
 		names := len(latest)
 		var kp crashtest.Point

@@ -430,8 +430,38 @@ func runPrune(ctx context.Context, opts *PruneOptions) (err error) {
 		return artifacts.Errorf(f.Code, "prune", nil, "%d of the planned names were not pruned (first: %q in %s: %s); run the prune again to plan what is left",
 			len(res.Failed), f.Name, f.Scope, f.Reason)
 	}
-	if n := len(plan.Problems); n > 0 {
-		return &cmdutil.ProblemsFound{Msg: fmt.Sprintf("%s could not be read or do not decode and were left alone; run: agentstore fs verify --store %s", countVersions(n), shell.Quote(plan.Store))}
+	return problemsError(plan)
+}
+
+// problemsError is the error of a run whose plan met versions it could
+// not read (exit status 1, permission_denied or io_error: not known to be
+// broken) or that are broken (exit status 3); nil when there were none.
+// Neither kind is ever pruned, and a keep rule never counts them, so they
+// only ever make a plan keep more.
+func problemsError(plan *retention.Plan) error {
+	var unreadable, broken int
+	code := artifacts.CodeIO
+	for _, p := range plan.Problems {
+		if p.Unreadable() {
+			unreadable++
+			if p.Code == artifacts.CodePermission {
+				code = artifacts.CodePermission
+			}
+			continue
+		}
+		broken++
+	}
+	verify := "agentstore fs verify --store " + shell.Quote(plan.Store)
+	if unreadable > 0 {
+		return artifacts.Errorf(code, "prune", nil, "could not read %s (they are not known to be corrupt, and were left alone with every version of their names the policy would have kept); run as a user who can read the whole store, or see: %s",
+			countVersions(unreadable), verify)
+	}
+	if broken > 0 {
+		what := "do not decode or miss their payloads and were"
+		if broken == 1 {
+			what = "does not decode or misses its payload and was"
+		}
+		return &cmdutil.ProblemsFound{Msg: fmt.Sprintf("%s %s left alone; run: %s", countVersions(broken), what, verify)}
 	}
 	return nil
 }

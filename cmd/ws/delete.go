@@ -16,6 +16,7 @@ import (
 	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/sweep"
+	"github.com/agentstore/agentstore/pkg/workspace"
 )
 
 // DeleteOptions are the flags and dependencies of "ws delete".
@@ -189,9 +190,11 @@ func runDelete(ctx context.Context, opts *DeleteOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	open := opts.CreateStore
-	if opts.Discard || opts.WithArtifacts {
-		open = opts.OpenStore // nothing is written: a missing store stays missing
+	// Only a snapshot writes, and only of a directory that exists: else a
+	// missing store stays missing.
+	open := opts.OpenStore
+	if _, err := os.Lstat(filepath.Join(cfg.Scratch, workspace.DirName(scope.User, scope.Session))); err == nil && !opts.Discard && !opts.WithArtifacts {
+		open = opts.CreateStore
 	}
 	st, err := open(ctx)
 	if err != nil {

@@ -145,7 +145,9 @@ type Options struct {
 // applies the policy to them. It walks the store (artifacts.Walker); a
 // store that cannot be walked is CodeUnsupported. A version whose record
 // does not decode or could not be read is a Problem: never pruned, and it
-// does not count toward keep-last.
+// does not count toward keep-last. A filter under which the store holds
+// nothing, and a name pattern no name matches, are CodeNotFound: a typo is
+// not an empty plan.
 func ComputePlan(ctx context.Context, st *artifacts.Store, opts Options) (*Plan, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, err
@@ -171,12 +173,14 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, opts Options) (*Plan,
 	d := decider{p: opts.Policy, caps: caps, now: opts.Now.UnixMilli()}
 	var mu sync.Mutex
 	scopes := map[artifacts.Scope]bool{}
+	var sawScope, sawName bool // under the filter; matching the name pattern
 	err = st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		if u.Known && !Under(u.Scope, opts.Filter) {
 			return nil
 		}
 		var names []Name
 		var probs []Problem
+		matched := false
 		for _, n := range u.Names {
 			if !u.Known || n.Name == "" {
 				// Whose it is cannot be told: reported whatever the filter,
@@ -191,6 +195,7 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, opts Options) (*Plan,
 					continue
 				}
 			}
+			matched = true
 			sc := u.Scope
 			for _, pr := range n.Problems {
 				probs = append(probs, Problem{Scope: &sc, Name: n.Name, Problem: pr})
@@ -201,6 +206,8 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, opts Options) (*Plan,
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		sawScope = sawScope || (u.Known && len(u.Names) > 0)
+		sawName = sawName || matched
 		if len(names) > 0 {
 			scopes[u.Scope] = true
 		}
@@ -210,6 +217,12 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, opts Options) (*Plan,
 	})
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case opts.Filter.Kind != "" && !sawScope:
+		return nil, artifacts.Errorf(artifacts.CodeNotFound, "plan prune", nil, "the store holds nothing under %s", opts.Filter)
+	case opts.Policy.Name != "" && !sawName:
+		return nil, artifacts.Errorf(artifacts.CodeNotFound, "plan prune", nil, "no name in the scopes pruned matches %q (* does not cross /)", opts.Policy.Name)
 	}
 	slices.SortFunc(p.Names, func(a, b Name) int {
 		return cmp.Or(compareScope(a.Scope, b.Scope), strings.Compare(a.Name, b.Name))

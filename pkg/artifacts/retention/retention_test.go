@@ -707,3 +707,36 @@ func TestPolicyID(t *testing.T) {
 		seen[other] = name
 	}
 }
+
+// TestNothingMatched: a scope filter with nothing under it and a name
+// pattern that matches no name are not_found, not an empty plan.
+func TestNothingMatched(t *testing.T) {
+	ctx := context.Background()
+	clock := t0
+	ms, err := memstore.New(memstore.Options{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := artifacts.NewStore(ms)
+	buildStore(t, st, &clock)
+	for _, tc := range []struct {
+		name   string
+		filter artifacts.Scope
+		glob   string
+		want   string
+	}{
+		{"no such app", artifacts.AppScope("nope"), "", "nothing under app(\"nope\")"},
+		{"no such session", artifacts.SessionScope("app-a", "u1", "s9"), "", "nothing under session"},
+		{"no such name", artifacts.Scope{}, "reports/*", "no name in the scopes pruned matches \"reports/*\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ComputePlan(ctx, st, Options{Store: "mem://", Policy: Policy{KeepLast: 1, Name: tc.glob}, Filter: tc.filter, Now: t0})
+			if !artifacts.IsNotFound(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want not_found saying %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := ComputePlan(ctx, st, Options{Store: "mem://", Policy: Policy{KeepLast: 1, Name: "logs/*"}, Filter: artifacts.AppScope("app-b"), Now: t0}); err != nil {
+		t.Fatalf("a pattern that matches: %v", err)
+	}
+}

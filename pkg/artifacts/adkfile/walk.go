@@ -62,14 +62,14 @@ func (s *Store) walkNames(ctx context.Context, op string, scope artifacts.Scope,
 			child := path.Join(rel, e.Name())
 			abs := s.abs(path.Join(dir, child))
 			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				stray = append(stray, foreign(abs, "a symbolic link"))
 			case e.Name() == VersionsDir && e.IsDir() && rel != "":
 				if err := s.walkName(op, scope, dir, rel, fn); err != nil {
 					return err
 				}
 			case e.Name() == VersionsDir:
 				stray = append(stray, foreign(abs, "a versions directory with no name above it"))
-			case e.Type()&fs.ModeSymlink != 0:
-				stray = append(stray, foreign(abs, "a symbolic link"))
 			case !e.IsDir():
 				stray = append(stray, foreign(abs, osutil.KindOf(e.Type())+" outside any versions directory"))
 			case depth >= maxNameDepth:

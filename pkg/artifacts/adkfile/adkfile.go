@@ -126,6 +126,7 @@ var (
 	_ artifacts.Walker        = (*Store)(nil)
 	_ artifacts.ScopeLister   = (*Store)(nil)
 	_ artifacts.PayloadOpener = (*Store)(nil)
+	_ artifacts.ExactDeleter  = (*Store)(nil)
 )
 
 // Open returns the store at root, which must be an existing real

@@ -16,7 +16,7 @@ import (
 	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
 )
 
-const latest = -1
+const latest = artifacts.Latest
 
 var (
 	session = artifacts.SessionScope("default", "u1", "s1")

@@ -25,9 +25,6 @@ import (
 // firstVersion is the number of a name's first version.
 const firstVersion = 0
 
-// latest is the version argument meaning "the latest".
-const latest = -1
-
 // meta is metadata.json as ADK writes it.
 type meta struct {
 	FileName       *string          `json:"fileName"`
@@ -48,7 +45,6 @@ type entry struct {
 	rec     artifacts.Record
 	ref     bool   // a file reference (fileUri, no payload)
 	payload string // relative path of the payload file ("" for a reference)
-	token   string // binds the stored bytes (see token)
 	base    string // the payload's file name
 	// state is stPublished, stIncomplete (no metadata.json: a save killed
 	// mid-write, never published) or stBroken (metadata.json present but
@@ -244,7 +240,7 @@ func (s *Store) readVersion(op string, scope artifacts.Scope, name, dir, base st
 	}
 	rec.Size = payloadSize
 	e.rec = rec
-	e.token = token(payloadSize, payloadNS, mfi)
+	e.rec.Token = token(payloadSize, payloadNS, mfi)
 	e.state = stPublished
 	return e
 }
@@ -399,7 +395,7 @@ func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return entry{}, err
 	}
-	if version == latest {
+	if version == artifacts.Latest {
 		es, err := s.versions(op, scope, name)
 		if err != nil {
 			return entry{}, notFoundFor(err, scope, name)
@@ -564,13 +560,16 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	found := false
 	limit := opts.PageSize()
 	for _, e := range es {
-		if e.state != stPublished {
+		if e.state == stIncomplete || e.version <= after {
+			found = found || e.state == stPublished
 			continue
+		}
+		if e.state == stBroken {
+			// Never list around a damaged version quietly: ADK would
+			// fail to load it too. fs verify names it.
+			return artifacts.VersionPage{}, e.err
 		}
 		found = true
-		if e.version <= after {
-			continue
-		}
 		if len(page.Items) == limit {
 			page.NextCursor = strconv.FormatInt(page.Items[len(page.Items)-1].Version, 10)
 			break

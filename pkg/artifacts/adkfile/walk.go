@@ -12,10 +12,6 @@ import (
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
-// codeForeign is the Problem code of an entry in the store's tree that
-// does not parse as part of the layout.
-const codeForeign = artifacts.Code("foreign")
-
 // maxNameDepth bounds the directories a walk descends below artifacts/:
 // a name of at most 1,024 bytes has at most 512 segments.
 const maxNameDepth = artifacts.MaxNameBytes/2 + 1
@@ -139,7 +135,7 @@ func (s *Store) hasEntries(op, rel string) (bool, error) {
 }
 
 func foreign(abs, what string) artifacts.Problem {
-	return artifacts.Problem{Path: abs, Reason: fmt.Sprintf(ReasonForeign, what), Code: codeForeign}
+	return artifacts.Problem{Path: abs, Reason: fmt.Sprintf(ReasonForeign, what), Code: artifacts.CodeForeign}
 }
 
 // scopeDirs calls fn for every scope directory of the store's tree (and
@@ -243,7 +239,7 @@ func (s *Store) scopeDirs(ctx context.Context, op string, fn func(scope artifact
 				return err
 			}
 		case t.Name() == UsersDir:
-			foreignFn(artifacts.Problem{Path: s.abs(UsersDir), Code: codeForeign, Reason: LegacyReason(s.rootPath)})
+			foreignFn(artifacts.Problem{Path: s.abs(UsersDir), Code: artifacts.CodeForeign, Reason: LegacyReason(s.rootPath)})
 		default:
 			foreignFn(foreign(s.abs(t.Name()), "the root holds only "+s.variant.String()))
 		}

@@ -68,39 +68,23 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 		} else if err != nil {
 			return artifacts.Record{}, withArtifact(fsErr(op, s.abs(pending), err), scope, name, n)
 		}
-		rec, err := s.fill(ctx, op, scope, name, pending, base, n, r, opts, md)
-		if err != nil {
-			_ = s.root.RemoveAll(pending)
-			return artifacts.Record{}, err
+		if _, err := s.root.Lstat(path.Join(vdir, strconv.FormatInt(n, 10))); err == nil {
+			// A writer published n and freed its pending name between
+			// our listing and our mkdir.
+			_ = s.root.Remove(pending)
+			continue
 		}
-		if err := artifacts.CheckContext(ctx, op); err != nil {
-			_ = s.root.RemoveAll(pending)
-			return artifacts.Record{}, err
-		}
-		final := path.Join(vdir, strconv.FormatInt(n, 10))
-		err = s.renameNoReplace(vdir, path.Base(pending), path.Base(final))
-		if errors.Is(err, fs.ErrExist) {
-			// A writer that does not reserve (ADK JS) made versions/N
-			// meanwhile: move to the next number, keeping the bytes.
-			if r, ok := r.(io.Seeker); ok {
-				if _, serr := r.Seek(0, io.SeekStart); serr == nil {
-					_ = s.root.RemoveAll(pending)
-					continue
-				}
-			}
-			_ = s.root.RemoveAll(pending)
-			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "another writer took version %d while the payload was written; save again", n).With(scope, name, n)
+		size, err := s.fill(ctx, op, scope, name, pending, base, r)
+		if err == nil {
+			n, err = s.publish(ctx, op, scope, name, vdir, pending, base, n, opts, md)
 		}
 		if err != nil {
 			_ = s.root.RemoveAll(pending)
-			return artifacts.Record{}, withArtifact(fsErr(op, s.abs(final), err), scope, name, n)
-		}
-		if err := osutil.SyncDir(s.abs(vdir)); err != nil {
-			return artifacts.Record{}, withArtifact(fsErr(op, s.abs(vdir), err), scope, name, n)
+			return artifacts.Record{}, err
 		}
 		e, err := s.find(ctx, op, scope, name, n)
 		if err != nil {
-			return rec, nil
+			return artifacts.Record{Scope: scope, Name: name, Version: n, MIMEType: opts.MIMEType, Size: size, CreatedAt: s.opts.Now().UnixMilli(), Metadata: artifacts.CloneMetadata(opts.Metadata)}, nil
 		}
 		return e.rec, nil
 	}
@@ -142,12 +126,12 @@ func (s *Store) mkdirAll(op, rel string) error {
 	return nil
 }
 
-// fill writes the payload and metadata.json of version n into pending.
-func (s *Store) fill(ctx context.Context, op string, scope artifacts.Scope, name, pending, base string, n int64, r io.Reader, opts artifacts.PutOptions, md []byte) (artifacts.Record, error) {
+// fill writes the payload into pending, fsynced, and returns its size.
+func (s *Store) fill(ctx context.Context, op string, scope artifacts.Scope, name, pending, base string, r io.Reader) (int64, error) {
 	prel := path.Join(pending, base)
 	f, err := s.root.OpenFile(prel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
-		return artifacts.Record{}, withArtifact(fsErr(op, s.abs(prel), err), scope, name, n)
+		return 0, withArtifact(fsErr(op, s.abs(prel), err), scope, name, 0)
 	}
 	size, err := io.Copy(f, &ctxReader{ctx: ctx, r: io.LimitReader(r, s.opts.MaxArtifactBytes+1)})
 	if err == nil && size > s.opts.MaxArtifactBytes {
@@ -161,23 +145,53 @@ func (s *Store) fill(ctx context.Context, op string, scope artifacts.Scope, name
 	}
 	if err != nil {
 		if c := artifacts.CodeOf(err); c == artifacts.CodeTooLarge || c == artifacts.CodeTimeout || c == artifacts.CodeCanceled {
-			return artifacts.Record{}, withArtifact(err, scope, name, n)
+			return 0, withArtifact(err, scope, name, 0)
 		}
-		return artifacts.Record{}, withArtifact(artifacts.Errorf(artifacts.CodeIO, op, err, "writing %s", s.abs(prel)), scope, name, n)
+		return 0, withArtifact(artifacts.Errorf(artifacts.CodeIO, op, err, "writing %s", s.abs(prel)), scope, name, 0)
 	}
-	now := s.opts.Now()
-	b, err := s.metadataJSON(name, n, opts.MIMEType, s.abs(path.Join(path.Dir(pending), strconv.FormatInt(n, 10), base)), md, now)
-	if err != nil {
-		return artifacts.Record{}, withArtifact(err, scope, name, n)
-	}
+	return size, nil
+}
+
+// publish writes metadata.json for version n into pending and renames
+// pending to versions/n without replacing anything. When a writer that
+// reserves nothing (ADK JS writes in place) made versions/n meanwhile,
+// metadata.json is written again for the next free number and the rename
+// retried, a bounded number of times. It returns the number published.
+func (s *Store) publish(ctx context.Context, op string, scope artifacts.Scope, name, vdir, pending, base string, n int64, opts artifacts.PutOptions, md []byte) (int64, error) {
 	mrel := path.Join(pending, MetadataFile)
-	if err := s.writeFile(mrel, b); err != nil {
-		return artifacts.Record{}, withArtifact(fsErr(op, s.abs(mrel), err), scope, name, n)
+	for range maxPutAttempts {
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return n, err
+		}
+		b, err := s.metadataJSON(name, n, opts.MIMEType, s.abs(path.Join(vdir, strconv.FormatInt(n, 10), base)), md, s.opts.Now())
+		if err != nil {
+			return n, withArtifact(err, scope, name, n)
+		}
+		if err := s.root.Remove(mrel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, withArtifact(fsErr(op, s.abs(mrel), err), scope, name, n)
+		}
+		if err := s.writeFile(mrel, b); err != nil {
+			return n, withArtifact(fsErr(op, s.abs(mrel), err), scope, name, n)
+		}
+		if err := osutil.SyncDir(s.abs(pending)); err != nil {
+			return n, withArtifact(fsErr(op, s.abs(pending), err), scope, name, n)
+		}
+		err = s.renameNoReplace(vdir, path.Base(pending), strconv.FormatInt(n, 10))
+		if errors.Is(err, fs.ErrExist) {
+			if n, err = s.nextNumber(op, vdir); err != nil {
+				return n, withArtifact(err, scope, name, 0)
+			}
+			continue
+		}
+		if err != nil {
+			return n, withArtifact(fsErr(op, s.abs(path.Join(vdir, strconv.FormatInt(n, 10))), err), scope, name, n)
+		}
+		if err := osutil.SyncDir(s.abs(vdir)); err != nil {
+			return n, withArtifact(fsErr(op, s.abs(vdir), err), scope, name, n)
+		}
+		return n, nil
 	}
-	if err := osutil.SyncDir(s.abs(pending)); err != nil {
-		return artifacts.Record{}, withArtifact(fsErr(op, s.abs(pending), err), scope, name, n)
-	}
-	return artifacts.Record{Scope: scope, Name: name, Version: n, MIMEType: opts.MIMEType, Size: size, CreatedAt: now.UnixMilli(), Metadata: artifacts.CloneMetadata(opts.Metadata)}, nil
+	return n, artifacts.Errorf(artifacts.CodeConflict, op, nil, "other writers took %d version numbers in a row; save again", maxPutAttempts).With(scope, name, 0)
 }
 
 // writeFile creates rel with b, fsynced.
@@ -317,7 +331,7 @@ func (s *Store) removeVersion(op string, e entry, wantToken string) error {
 	}
 	if wantToken != "" {
 		again := s.readVersion(op, e.rec.Scope, e.rec.Name, gone, e.base, e.version)
-		if again.state != stPublished || again.token != wantToken {
+		if again.state != stPublished || again.rec.Token != wantToken {
 			if err := s.renameNoReplace(vdir, path.Base(gone), path.Base(e.dir)); err != nil {
 				return artifacts.Errorf(artifacts.CodeConflict, op, err, "version %d changed while it was deleted, and could not be put back: it is kept at %s", e.version, s.abs(gone))
 			}
@@ -353,4 +367,26 @@ func (s *Store) pruneEmpty(dir string, scope artifacts.Scope) {
 		}
 	}
 	_ = osutil.SyncDir(s.abs(sd))
+}
+
+// DeleteExact deletes version ref.Version only if it is still the one ref
+// names: it compares the version's record and Token (size and
+// modification time of its payload and metadata.json) with ref, renames
+// the version directory out of sight, reads it again there, and puts it
+// back (CodeConflict, nothing deleted) when it changed in between.
+func (s *Store) DeleteExact(ctx context.Context, scope artifacts.Scope, name string, ref artifacts.VersionRef) (artifacts.Record, error) {
+	const op = "delete"
+	e, err := s.find(ctx, op, scope, name, ref.Version)
+	if err != nil {
+		return artifacts.Record{}, err
+	}
+	if !ref.Matches(e.rec) {
+		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "version %d changed since it was read (size or modification time of its files); nothing was deleted", ref.Version).With(scope, name, ref.Version)
+	}
+	if err := s.removeVersion(op, e, ref.Token); err != nil {
+		return artifacts.Record{}, withArtifact(err, scope, name, ref.Version)
+	}
+	dir, _, _ := s.nameDir(op, scope, name)
+	s.pruneEmpty(dir, scope)
+	return e.rec, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
@@ -156,8 +157,10 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	var gst *gcsstore.Store
 	var sharded *shardedfs.Store
 	var fst *fsstore.Store
+	var adk *adkfile.Store
 	switch {
 	case st.As(&fst):
+	case st.As(&adk):
 	case st.As(&sharded):
 	case st.As(&gst):
 	default:
@@ -229,6 +232,8 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		rep, err = repair.RepairGCS(ctx, gst, ropts)
 	case sharded != nil:
 		rep, err = sharded.Repair(ctx, ropts)
+	case adk != nil:
+		rep, err = adk.Repair(ctx, ropts)
 	default:
 		rep, err = repair.Repair(ctx, u.Root, ropts)
 	}
@@ -298,6 +303,9 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 		for _, it := range rep.RemovedItems {
 			dir := filepath.Dir(it.Path)
 			o, ok := owners[dir]
+			if it.Scope != nil {
+				o, ok = [2]string{it.Scope.String(), strconv.Quote(it.Name)}, true
+			}
 			if !ok {
 				o = nameDirOwner(dir)
 				owners[dir] = o

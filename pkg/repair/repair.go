@@ -100,6 +100,10 @@ type Item struct {
 	AgeSeconds float64 `json:"age_seconds"`
 	// Size is the file's size in bytes.
 	Size int64 `json:"size"`
+	// Scope and Name name the artifact the file belongs to when the
+	// layout's paths say it (google-adk-file); nil and empty otherwise.
+	Scope *artifacts.Scope `json:"scope,omitempty"`
+	Name  string           `json:"name,omitempty"`
 }
 
 // CorruptItem is a published version found broken.

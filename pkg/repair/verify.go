@@ -128,15 +128,15 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 	// corrupt version whose record decodes gets the command that deletes
 	// it (artifacts delete plans from the record: for one that does not
 	// decode the command would fail).
-	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool) {
-		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code}
+	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool, next string) {
+		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code, NextCommand: next}
 		mu.Lock()
 		defer mu.Unlock()
 		if code == artifacts.CodePermission || code == artifacts.CodeIO {
 			unread = append(unread, it)
 			return
 		}
-		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version > 0 {
+		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version >= 0 && next == "" {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
 		corrupt = append(corrupt, it)
@@ -162,7 +162,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
 					code == artifacts.CodePermission, code == artifacts.CodeIO:
 					scope := j.scope
-					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true)
+					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true, "")
 				case code == artifacts.CodeNotFound:
 					checked.Add(-1) // deleted since the walk
 				default:
@@ -197,7 +197,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				if code == "" {
 					code = artifacts.CodeCorrupt
 				}
-				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version])
+				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version], p.NextCommand)
 			}
 			rep.Versions += int64(len(n.Records))
 			for _, rec := range n.Records {

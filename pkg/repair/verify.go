@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -300,13 +299,4 @@ func compareItems(a, b CorruptItem) int {
 		return int(min(max(a.Version-b.Version, -1), 1))
 	}
 	return strings.Compare(a.Path, b.Path)
-}
-
-// String formats an item for a log line.
-func (c CorruptItem) String() string {
-	who := c.Path
-	if c.Scope != nil && c.Name != "" {
-		who = fmt.Sprintf("%s %q v%d", c.Scope, c.Name, c.Version)
-	}
-	return who + ": " + c.Reason
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/repair"
 )
 
 // Reasons of what Repair removes.
@@ -21,7 +20,7 @@ const (
 
 // repairItem is one directory Repair plans to remove.
 type repairItem struct {
-	repair.Item
+	artifacts.RepairItem
 	rel      string
 	scopeDir string // the scope's artifacts/, where pruning stops
 	mtime    time.Time
@@ -30,8 +29,8 @@ type repairItem struct {
 	incomplete bool
 }
 
-// Repair finds what interrupted writers left in the store and, unless
-// opts.DryRun, removes what is older than the grace period:
+// PlanRepair finds what interrupted writers left in the store; the plan's
+// Execute removes what is older than the grace period:
 //   - versions/.N.pending/ directories (saves killed before their
 //     rename; ADK never reads them);
 //   - versions/.deleting-… directories (deletes killed after their
@@ -46,19 +45,11 @@ type repairItem struct {
 // it needs), are reported in CorruptItems and never removed. Before it
 // removes a directory it stats it again and skips it when it changed, and
 // for a version directory checks that metadata.json still does not exist.
-// The caller holds the store's repair lock.
-func (s *Store) Repair(ctx context.Context, opts repair.Options) (repair.Report, error) {
+// The caller holds the store's repair lock while it executes the plan.
+func (s *Store) PlanRepair(ctx context.Context, opts artifacts.RepairOptions) (artifacts.RepairPlan, error) {
 	const op = "repair"
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Grace == 0 {
-		opts.Grace = repair.DefaultGrace
-	}
-	rep := repair.Report{Root: s.rootPath, DryRun: opts.DryRun, CorruptItems: []repair.CorruptItem{}, RemovedItems: []repair.Item{}, SkippedItems: []repair.Item{}}
-	if opts.Grace > 0 {
-		rep.GraceSeconds = opts.Grace.Seconds()
-	}
+	opts = opts.Normalized(s.rootPath)
+	rep := artifacts.NewRepairReport(s.rootPath, opts)
 	now := opts.Now()
 	var plan []repairItem
 	consider := func(scope artifacts.Scope, name, scopeDir, rel, reason string, incomplete bool) error {
@@ -75,7 +66,7 @@ func (s *Store) Repair(ctx context.Context, opts repair.Options) (repair.Report,
 			rep.Young++
 			return nil
 		}
-		plan = append(plan, repairItem{Item: repair.Item{Path: s.abs(rel), Reason: reason, Age: age, AgeSeconds: age.Seconds(), Size: size, Scope: &scope, Name: name}, rel: rel, scopeDir: scopeDir, mtime: fi.ModTime(), incomplete: incomplete})
+		plan = append(plan, repairItem{RepairItem: artifacts.RepairItem{Path: s.abs(rel), Reason: reason, Age: age, AgeSeconds: age.Seconds(), Size: size, Scope: &scope, Name: name}, rel: rel, scopeDir: scopeDir, mtime: fi.ModTime(), incomplete: incomplete})
 		return nil
 	}
 	var stray []artifacts.Problem
@@ -90,7 +81,7 @@ func (s *Store) Repair(ctx context.Context, opts repair.Options) (repair.Report,
 				if strings.HasPrefix(p.Reason, ReasonEmptyVersion) || strings.HasPrefix(p.Reason, ReasonNoMetadata) {
 					continue // planned below, from the directory listing
 				}
-				it := repair.CorruptItem{Scope: &scope, Name: n.Name, Version: p.Version, Reason: p.Reason, Path: p.Path, Code: p.Code}
+				it := artifacts.CorruptItem{Scope: &scope, Name: n.Name, Version: p.Version, Reason: p.Reason, Path: p.Path, Code: p.Code}
 				rep.CorruptItems = append(rep.CorruptItems, it)
 			}
 			rep.Scanned += int64(len(n.Records))
@@ -125,61 +116,74 @@ func (s *Store) Repair(ctx context.Context, opts repair.Options) (repair.Report,
 		})
 	}, func(p artifacts.Problem) { stray = append(stray, p) })
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
 	for _, p := range stray {
 		rep.Scanned++
-		rep.CorruptItems = append(rep.CorruptItems, repair.CorruptItem{Reason: p.Reason, Path: p.Path, Code: p.Code})
+		rep.CorruptItems = append(rep.CorruptItems, artifacts.CorruptItem{Reason: p.Reason, Path: p.Path, Code: p.Code})
 	}
 	rep.Corrupt = int64(len(rep.CorruptItems))
+	if opts.Progress != nil {
+		opts.Progress(rep.Scanned)
+	}
 	if opts.Limit > 0 && rep.Scanned > opts.Limit {
-		return rep, &repair.LimitError{Limit: opts.Limit}
+		return nil, &artifacts.RepairLimitError{Limit: opts.Limit}
 	}
-	if !opts.DryRun && opts.BeforeExecute != nil && len(plan) > 0 {
-		if err := opts.BeforeExecute(); err != nil {
-			return rep, err
-		}
+	sortItems := func(r *artifacts.RepairReport) {
+		slices.SortFunc(r.RemovedItems, func(a, b artifacts.RepairItem) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(r.SkippedItems, func(a, b artifacts.RepairItem) int { return strings.Compare(a.Path, b.Path) })
 	}
+	slices.SortFunc(rep.CorruptItems, func(a, b artifacts.CorruptItem) int { return strings.Compare(a.Path, b.Path) })
+	planned := make([]artifacts.RepairItem, len(plan))
+	for i, it := range plan {
+		planned[i] = it.RepairItem
+	}
+	slices.SortFunc(planned, func(a, b artifacts.RepairItem) int { return strings.Compare(a.Path, b.Path) })
+	return artifacts.NewRepairPlan(rep, planned, func(ctx context.Context, rep *artifacts.RepairReport) error {
+		defer sortItems(rep)
+		return s.executeRepair(ctx, op, plan, rep)
+	}), nil
+}
+
+// executeRepair removes the planned directories, each only if it did not
+// change since it was classified.
+func (s *Store) executeRepair(ctx context.Context, op string, plan []repairItem, rep *artifacts.RepairReport) error {
 	synced := map[string]bool{}
-	for _, it := range plan {
-		if opts.DryRun {
-			rep.RemovedItems = append(rep.RemovedItems, it.Item)
-			rep.Removed++
-			continue
+	defer func() {
+		for dir := range synced {
+			_ = osutil.SyncDir(s.abs(dir))
 		}
+	}()
+	for _, it := range plan {
 		if err := artifacts.CheckContext(ctx, op); err != nil {
-			return rep, err
+			return err
 		}
 		fi, err := s.root.Lstat(it.rel)
-		changed := err != nil || !fi.ModTime().Equal(it.mtime)
-		if !changed && it.incomplete {
-			if _, err := s.root.Lstat(path.Join(it.rel, MetadataFile)); err == nil {
-				changed = true // published meanwhile
-			}
-		}
-		if changed {
-			rep.SkippedItems = append(rep.SkippedItems, it.Item)
+		switch {
+		case err != nil:
+			rep.Skip(it.RepairItem, "vanished since it was planned")
+			continue
+		case !fi.ModTime().Equal(it.mtime):
+			rep.Skip(it.RepairItem, "changed since it was planned")
 			continue
 		}
-		if err := s.root.RemoveAll(it.rel); err != nil {
-			return rep, fsErr(op, it.Path, err)
+		if it.incomplete {
+			if _, err := s.root.Lstat(path.Join(it.rel, MetadataFile)); err == nil {
+				rep.Skip(it.RepairItem, "published since it was planned (it has a metadata.json now)")
+				continue
+			}
 		}
-		rep.RemovedItems = append(rep.RemovedItems, it.Item)
+		if err := s.root.RemoveAll(it.rel); err != nil {
+			return fsErr(op, it.Path, err)
+		}
+		rep.RemovedItems = append(rep.RemovedItems, it.RepairItem)
 		rep.Removed++
 		synced[path.Dir(it.rel)] = true
 		// A name left with no version directory goes, as ADK's delete
 		// leaves none: ADK JS would still list it by its directory.
 		s.pruneUp(path.Dir(path.Dir(it.rel)), it.scopeDir)
 	}
-	for dir := range synced {
-		if err := osutil.SyncDir(s.abs(dir)); err != nil && !artifacts.IsNotFound(err) {
-			return rep, fsErr(op, s.abs(dir), err)
-		}
-	}
-	slices.SortFunc(rep.RemovedItems, func(a, b repair.Item) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(rep.SkippedItems, func(a, b repair.Item) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(rep.CorruptItems, func(a, b repair.CorruptItem) int { return strings.Compare(a.Path, b.Path) })
-	return rep, nil
+	return nil
 }
 
 // treeSize sums the sizes of the regular files below rel (one level of

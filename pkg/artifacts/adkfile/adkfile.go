@@ -210,6 +210,7 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		ScopeKinds:       []artifacts.Kind{artifacts.KindUser, artifacts.KindSession},
 		FirstVersion:     firstVersion,
 		ReusesVersions:   true,
+		NoCeilings:       true,
 		StoresDigest:     false,
 		MaxRecordBytes:   MaxMetadataFileBytes,
 		MaxNameBytes:     artifacts.MaxNameBytes,

@@ -157,13 +157,15 @@ func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifact
 	const op = "workspace snapshot"
 	pr, pw := io.Pipe()
 	var omitted []Omission
-	exclude := func(rel string) bool {
+	// Entries are typed as their directory lists them (no system call per
+	// entry); one that turns out to be of another type when it is opened
+	// fails the snapshot instead of being archived.
+	exclude := func(rel string, d fs.DirEntry) bool {
 		if IsReserved(rel) {
 			return true
 		}
-		fi, err := root.Lstat(rel)
-		if err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
-			omitted = append(omitted, Omission{Path: rel, Kind: EntryKind(fi.Mode())})
+		if t := d.Type(); !t.IsDir() && !t.IsRegular() {
+			omitted = append(omitted, Omission{Path: rel, Kind: EntryKind(t)})
 			return true
 		}
 		return false

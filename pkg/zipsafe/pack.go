@@ -7,7 +7,6 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
-	"os"
 	"path"
 	"runtime"
 	"strings"
@@ -80,7 +79,7 @@ type entry struct {
 	kind entryKind
 	rel  string
 	hdr  *zip.FileHeader
-	f    *os.File
+	f    *srcFile
 	size int64 // as the walk saw it
 	err  error // kindFail
 	need int64 // bytes of the budget held

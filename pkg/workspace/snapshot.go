@@ -116,11 +116,15 @@ var errSnapshotAborted = errors.New("snapshot aborted: the store stopped reading
 // index it records the version and the tree's state in it.
 func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
 	const op = "workspace snapshot"
+	if ix == nil {
+		// Nothing to compare with and nowhere to record the state: no walk.
+		return m.putSnapshot(ctx, root, scope, opts)
+	}
 	before, err := scanTree(root)
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, ".", err)
 	}
-	if ix != nil && ix.TreeState == before.State && ix.SnapshotVersion > 0 {
+	if ix.TreeState == before.State && ix.SnapshotVersion > 0 {
 		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, 0)
 		switch {
 		case err == nil && rec.Version == ix.SnapshotVersion && rec.Digest == ix.SnapshotDigest:
@@ -137,17 +141,15 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 	if err != nil {
 		return res, err
 	}
-	if ix != nil {
-		nix := *ix
-		nix.SnapshotVersion, nix.SnapshotDigest, nix.TreeState = res.Version, res.Record.Digest, ""
-		// The state is recorded only when the tree did not change while it
-		// was archived, so that an equal state later means this version.
-		if after, err := scanTree(root); err == nil && after.State == before.State {
-			nix.TreeState = before.State
-		}
-		if writeIndex(root, nix) == nil {
-			*ix = nix
-		}
+	nix := *ix
+	nix.SnapshotVersion, nix.SnapshotDigest, nix.TreeState = res.Version, res.Record.Digest, ""
+	// The state is recorded only when the tree did not change while it
+	// was archived, so that an equal state later means this version.
+	if after, err := scanTree(root); err == nil && after.State == before.State {
+		nix.TreeState = before.State
+	}
+	if writeIndex(root, nix) == nil {
+		*ix = nix
 	}
 	return res, nil
 }

@@ -196,7 +196,15 @@ func openData(op, dir string, rec artifacts.Record, offset, length int64) (*arti
 		f.Close()
 		return nil, corrupt(nil, "payload has %d bytes, record says %d", fi.Size(), rec.Size)
 	}
-	return artifacts.NewReader(rec, f, offset, length, true)
+	r, err := artifacts.NewReader(rec, f, offset, length, true)
+	if err != nil {
+		return nil, err
+	}
+	// A published payload is never rewritten (a new version is a new file
+	// renamed into place; a delete unlinks it, which an open file
+	// survives), so the open file reads the bytes the Reader verifies.
+	r.OfferReaderAt(f)
+	return r, nil
 }
 
 // ListVersions returns a page of a name's published records.

@@ -71,6 +71,9 @@ type VerifyReport struct {
 	UnreadableItems []CorruptItem `json:"unreadable_items"`
 }
 
+// verifyBatch is the most versions handed to a verify worker at once.
+const verifyBatch = 32
+
 type verifyJob struct {
 	scope artifacts.Scope
 	rec   artifacts.Record
@@ -140,35 +143,56 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		}
 		corrupt = append(corrupt, it)
 	}
-	jobs := make(chan verifyJob, 256)
+	check := func(j verifyJob) {
+		n, err := readVerified(ctx, st, j)
+		bytes.Add(n)
+		c := checked.Add(1)
+		if opts.Progress != nil {
+			opts.Progress(c, bytes.Load())
+		}
+		switch code := artifacts.CodeOf(err); {
+		case err == nil:
+		case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
+			code == artifacts.CodePermission, code == artifacts.CodeIO:
+			scope := j.scope
+			add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true, "")
+		case code == artifacts.CodeNotFound:
+			checked.Add(-1) // deleted since the walk
+		default:
+			fail(err)
+		}
+	}
+	// Versions go to the workers in batches (at most verifyBatch): a
+	// hand-off per version costs the scheduler more than opening and
+	// hashing a small payload. At most 4*Workers batches wait.
+	jobs := make(chan []verifyJob, 4*opts.Workers)
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				n, err := readVerified(ctx, st, j)
-				bytes.Add(n)
-				c := checked.Add(1)
-				if opts.Progress != nil {
-					opts.Progress(c, bytes.Load())
-				}
-				switch code := artifacts.CodeOf(err); {
-				case err == nil:
-				case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
-					code == artifacts.CodePermission, code == artifacts.CodeIO:
-					scope := j.scope
-					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true, "")
-				case code == artifacts.CodeNotFound:
-					checked.Add(-1) // deleted since the walk
-				default:
-					fail(err)
+			for batch := range jobs {
+				for _, j := range batch {
+					if ctx.Err() != nil {
+						break
+					}
+					check(j)
 				}
 			}
 		}()
+	}
+	batch := make([]verifyJob, 0, verifyBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		select {
+		case jobs <- batch:
+			batch = make([]verifyJob, 0, verifyBatch)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	walkErr := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		if wantHash != "" && u.Hash != wantHash {
@@ -206,15 +230,19 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				if !picked(opts.Seed, opts.Sample, u.Hash, n.Hash, rec.Version) {
 					continue
 				}
-				select {
-				case jobs <- verifyJob{scope: rec.Scope, rec: rec}:
-				case <-ctx.Done():
-					return ctx.Err()
+				batch = append(batch, verifyJob{scope: rec.Scope, rec: rec})
+				if len(batch) == verifyBatch {
+					if err := flush(); err != nil {
+						return err
+					}
 				}
 			}
 		}
-		return nil
+		return flush()
 	})
+	if walkErr == nil {
+		walkErr = flush()
+	}
 	close(jobs)
 	wg.Wait()
 	rep.Checked, rep.Bytes = checked.Load(), bytes.Load()

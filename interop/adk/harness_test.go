@@ -185,8 +185,7 @@ func (e *emulator) objects(t testing.TB, bucket string) []string {
 // issue #1098). The proxy copies the header into the request's JSON body,
 // where the emulator reads it, so that the objects get the content type
 // they would get on Cloud Storage. Nothing else is changed. It returns the
-// proxy's URL (http://host:port), for STORAGE_EMULATOR_HOST of the Node
-// client.
+// proxy's URL (http://host:port), the Node client's API endpoint.
 func (e *emulator) nodeProxy(t testing.TB) string {
 	t.Helper()
 	target, err := url.Parse(e.srv.URL())
@@ -450,7 +449,7 @@ func nodeADK(t testing.TB) (node, dir string) {
 func startADKJSGCS(t testing.TB, e *emulator, bucket string) *adkClient {
 	t.Helper()
 	node, dir := nodeADK(t)
-	return startADK(t, "adk-js gcs", env(t.TempDir(), "STORAGE_EMULATOR_HOST="+e.nodeProxy(t)), node, filepath.Join(dir, "adk.mjs"), "gcs", bucket)
+	return startADK(t, "adk-js gcs", env(t.TempDir(), "ADK_GCS_ENDPOINT="+e.nodeProxy(t)), node, filepath.Join(dir, "adk.mjs"), "gcs", bucket)
 }
 
 // startADKJSFile starts ADK JS's FileArtifactService rooted at root.

@@ -1,8 +1,12 @@
 // Drives the artifact services of ADK JS (@google/adk, pinned by
 // package-lock.json) for agentstore's interop tests (package interop/adk):
 //
-//   node adk.mjs gcs BUCKET   GcsArtifactService; STORAGE_EMULATOR_HOST must
-//                             name the emulator (http://host:port)
+//   node adk.mjs gcs BUCKET   GcsArtifactService; ADK_GCS_ENDPOINT must name
+//                             the emulator (http://host:port), given to the
+//                             storage client as its apiEndpoint (with
+//                             STORAGE_EMULATOR_HOST instead, the Node client
+//                             would send JSON API calls to /b/... without the
+//                             /storage/v1 the emulator serves them under)
 //   node adk.mjs file ROOT    FileArtifactService rooted at ROOT
 //
 // One JSON operation a line on stdin, one JSON result a line on stdout, in
@@ -30,10 +34,12 @@ if (!['gcs', 'file'].includes(kind) || !where || process.argv.length !== 4) {
   process.stderr.write('usage: node adk.mjs gcs BUCKET | node adk.mjs file ROOT\n');
   process.exit(2);
 }
-if (kind === 'gcs' && !process.env.STORAGE_EMULATOR_HOST) {
-  process.stderr.write('adk.mjs: STORAGE_EMULATOR_HOST is not set; it only talks to an emulator\n');
+const endpoint = process.env.ADK_GCS_ENDPOINT;
+if (kind === 'gcs' && !endpoint) {
+  process.stderr.write('adk.mjs: ADK_GCS_ENDPOINT is not set; it only talks to an emulator\n');
   process.exit(2);
 }
+delete process.env.STORAGE_EMULATOR_HOST;
 
 const toStderr = (level) => (...m) => process.stderr.write(`${level}: ${m.map(String).join(' ')}\n`);
 setLogger({
@@ -44,7 +50,7 @@ setLogger({
   error: toStderr('error'),
 });
 
-const svc = kind === 'gcs' ? new GcsArtifactService(where) : new FileArtifactService(where);
+const svc = kind === 'gcs' ? new GcsArtifactService(where, { apiEndpoint: endpoint }) : new FileArtifactService(where);
 
 function key(req) {
   return { appName: req.app, userId: req.user, sessionId: req.session };

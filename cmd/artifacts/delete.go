@@ -132,8 +132,8 @@ On success: {"deleted": [{"version", "digest"}], "plan_id": ID}.`,
 			case len(given) > 1:
 				return cmdutil.Usagef("%s cannot be combined: give one of --version V, --latest or --all-versions", strings.Join(given, " and "))
 			case fl.Changed("version"):
-				if opts.Version < 1 {
-					return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: versions start at 1", opts.Version)}
+				if opts.Version < 0 {
+					return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: want a version number", opts.Version)}
 				}
 				opts.Selector = artifacts.Selector{Kind: artifacts.SelectVersion, Version: opts.Version}
 			case fl.Changed("latest"):

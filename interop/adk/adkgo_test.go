@@ -204,12 +204,7 @@ func TestADKGoWorkspace(t *testing.T) {
 		t.Fatalf("ws snapshot: %+v, want v1 of 2 files", snap)
 	}
 	load := g.must(adkOp{Op: "load", App: sc.App, User: sc.User, Session: sc.Session, Name: "workspace.zip"})
-	if load.MIME != "application/zip" || int64(len(load.Data)) != snap.Size || sha256hex(load.Data) != snap.Digest {
-		t.Fatalf("adk-go loads %d bytes (%s, sha256 %s), the snapshot wrote %d (sha256 %s)", len(load.Data), load.MIME, sha256hex(load.Data), snap.Size, snap.Digest)
-	}
-	if got := zipFiles(t, load.Data); !maps.Equal(got, files) {
-		t.Errorf("the archive adk-go loads holds %q, want %q", got, files)
-	}
+	checkLoadedSnapshot(t, a, st, sc, snap, load, files)
 	if names := g.must(adkOp{Op: "list", App: sc.App, User: sc.User, Session: sc.Session}).Names; !slices.Equal(names, []string{"report.txt", "workspace.zip"}) {
 		t.Errorf("adk-go lists %q", names)
 	}

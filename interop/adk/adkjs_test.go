@@ -189,12 +189,7 @@ func jsRoundTrip(t *testing.T, c *adkClient, a *agentstore, st storeArgs, app, u
 		t.Errorf("ws snapshot wrote workspace.zip v%d into a store ADK JS numbers from 0", snap.Version)
 	}
 	load := c.must(adkOp{Op: "load", App: app, User: user, Session: "c-01", Name: "workspace.zip"})
-	if load.MIME != "application/zip" || int64(len(load.Data)) != snap.Size || sha256hex(load.Data) != snap.Digest {
-		t.Fatalf("ADK JS loads %d bytes (%s, sha256 %s), the snapshot wrote %d (sha256 %s)", len(load.Data), load.MIME, sha256hex(load.Data), snap.Size, snap.Digest)
-	}
-	if got := zipFiles(t, load.Data); !maps.Equal(got, files) {
-		t.Errorf("the archive ADK JS loads holds %q, want %q", got, files)
-	}
+	checkLoadedSnapshot(t, a, st, sc, snap, load, files)
 	next := map[string]string{"by_region.csv": "region,revenue\nsouth,95\n"}
 	if r := c.must(adkOp{Op: "save", App: app, User: user, Session: "c-01", Name: "workspace.zip", Data: makeZip(t, next), MIME: "application/zip"}); *r.Version != snap.Version+1 {
 		t.Fatalf("ADK JS saved workspace.zip v%d after the snapshot's v%d", *r.Version, snap.Version)

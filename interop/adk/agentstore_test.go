@@ -241,3 +241,23 @@ func sha256hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// checkLoadedSnapshot checks that load, an ADK library's answer to loading
+// workspace.zip, is the archive snap wrote for the workspace files of sc:
+// its MIME type, size, digest (where the layout gives one), the bytes
+// agentstore reads back, and the files inside.
+func checkLoadedSnapshot(t *testing.T, a *agentstore, st storeArgs, sc scope, snap snapshotOut, load adkResult, files map[string]string) {
+	t.Helper()
+	if load.MIME != "application/zip" || int64(len(load.Data)) != snap.Size {
+		t.Fatalf("the library loads %d bytes (%s), the snapshot wrote %d", len(load.Data), load.MIME, snap.Size)
+	}
+	if snap.Digest != "" && sha256hex(load.Data) != snap.Digest {
+		t.Fatalf("the library loads sha256 %s, the snapshot wrote %s", sha256hex(load.Data), snap.Digest)
+	}
+	if ours := a.payload(st, sc, "workspace.zip", snap.Version); !bytes.Equal(ours, load.Data) {
+		t.Fatalf("agentstore reads %d bytes of workspace.zip v%d, the library %d", len(ours), snap.Version, len(load.Data))
+	}
+	if got := zipFiles(t, load.Data); !maps.Equal(got, files) {
+		t.Errorf("the archive the library loads holds %q, want %q", got, files)
+	}
+}

@@ -216,6 +216,28 @@ func OpenURI(ctx context.Context, bucket, prefix string, opts Options) (*Store, 
 	return s, nil
 }
 
+// NewClient makes a storage client as OpenURI does: Application Default
+// Credentials, or, when STORAGE_EMULATOR_HOST is set, that emulator without
+// authentication through the JSON API. Other Cloud Storage layouts use it.
+func NewClient(ctx context.Context) (*storage.Client, error) { return newClient(ctx) }
+
+// RetryOptions returns the retry configuration of one request for o (its
+// zero fields at their defaults): bounded exponential backoff, idempotent
+// operations only, at most MaxAttempts attempts. Other Cloud Storage
+// layouts use it to retry as this one does.
+func RetryOptions(o Options) []storage.RetryOption {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.RetryInitial <= 0 {
+		o.RetryInitial = DefaultRetryInitial
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	return retryOptions(o)
+}
+
 // newClient makes the storage client of OpenURI and the layout's opener.
 func newClient(ctx context.Context) (*storage.Client, error) {
 	var copts []option.ClientOption

@@ -79,7 +79,7 @@ func TestADKGoRoundTrip(t *testing.T) {
 	objects := func() []string { return e.objects(t, bucket) }
 
 	s1 := scope{"shop-agent", "alice", "s-0001"}
-	s2 := scope{"shop-agent", "alice", "s 2/ü"}
+	s2 := scope{"shop-agent", "alice", "s 2 ü"}
 	other := scope{"helpdesk", "alice", "s-0001"}
 	saves := []adkgoSave{
 		{sc: s1, name: "report.txt", data: []byte("q1 report, first draft\n"), text: true},
@@ -336,3 +336,4 @@ func TestADKGoRace(t *testing.T) {
 	t.Logf("%d versions; adk-go gave up %d times on a version another writer took, and saved again", len(items), res.Conflicts)
 	a.verify(st)
 }
+

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -138,30 +139,43 @@ func (a *agentstore) json(v any, args ...string) result {
 }
 
 // emulator is fake-gcs-server (the version go.mod requires), in this
-// process, on a loopback port, with the memory backend.
+// process, on a loopback port, with the memory backend. Its public host is
+// its own address, so that it serves the XML API's path-style reads (the
+// Go client's default for downloads) as Cloud Storage does.
 type emulator struct {
 	srv *fakestorage.Server
 	// Host is host:port, for STORAGE_EMULATOR_HOST of Go clients.
 	Host string
+	// URL is http://host:port.
+	URL string
 }
 
 // newEmulator starts an emulator holding the empty buckets; it stops when
 // the test ends.
 func newEmulator(t testing.TB, buckets ...string) *emulator {
 	t.Helper()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.Stop)
+	host := l.Addr().String()
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
+		Scheme: "http", NoListener: true, PublicHost: host, ExternalURL: "http://" + host,
+	})
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.HTTPHandler()}
+	go hs.Serve(l)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Stop()
+	})
 	for _, b := range buckets {
 		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
 	}
-	u, err := url.Parse(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &emulator{srv: srv, Host: u.Host}
+	return &emulator{srv: srv, Host: host, URL: "http://" + host}
 }
 
 // objects returns the names of the objects of bucket.
@@ -188,7 +202,7 @@ func (e *emulator) objects(t testing.TB, bucket string) []string {
 // proxy's URL (http://host:port), the Node client's API endpoint.
 func (e *emulator) nodeProxy(t testing.TB) string {
 	t.Helper()
-	target, err := url.Parse(e.srv.URL())
+	target, err := url.Parse(e.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ module github.com/agentstore/agentstore/interop/adk/adkgo
 go 1.26.5
 
 require (
+	cloud.google.com/go/storage v1.64.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
 )
@@ -15,7 +16,6 @@ require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	cloud.google.com/go/iam v1.11.0 // indirect
 	cloud.google.com/go/monitoring v1.29.0 // indirect
-	cloud.google.com/go/storage v1.64.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.33.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/exporter/metric v0.57.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/internal/resourcemapping v0.57.0 // indirect

@@ -31,7 +31,7 @@
 //
 // A version that is absent or null means the latest ("version 0" to the Go
 // ADK). A failed operation answers {"error":"..."}, with "not_found" when the
-// ADK reported fs.ErrNotExist; adkgo goes on with the next line. "race" runs
+// ADK reported that the artifact or version does not exist; adkgo goes on with the next line. "race" runs
 // writers goroutines that each save saves distinct payloads (application/
 // octet-stream, "adk-go writer W save I") to one name at once, retrying a
 // save the ADK gave up on with ErrVersionConflict (the ADK's documented
@@ -57,6 +57,7 @@ import (
 	"sync"
 	"time"
 
+	"cloud.google.com/go/storage"
 	"google.golang.org/genai"
 
 	"google.golang.org/adk/v2/artifact"
@@ -309,7 +310,9 @@ func saveRetrying(ctx context.Context, svc artifact.Service, req *request, paylo
 	}
 }
 
-// failed is the response of an operation that failed with err.
+// failed is the response of an operation that failed with err. The Go
+// ADK says "not found" with fs.ErrNotExist, or passes on the storage
+// client's ErrObjectNotExist (Load of a version that is gone).
 func failed(err error) response {
-	return response{Error: err.Error(), NotFound: errors.Is(err, fs.ErrNotExist)}
+	return response{Error: err.Error(), NotFound: errors.Is(err, fs.ErrNotExist) || errors.Is(err, storage.ErrObjectNotExist)}
 }

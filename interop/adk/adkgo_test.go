@@ -336,4 +336,3 @@ func TestADKGoRace(t *testing.T) {
 	t.Logf("%d versions; adk-go gave up %d times on a version another writer took, and saved again", len(items), res.Conflicts)
 	a.verify(st)
 }
-

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
@@ -148,6 +149,8 @@ type emulator struct {
 	Host string
 	// URL is http://host:port.
 	URL string
+	// requests counts the requests it has answered.
+	requests atomic.Int64
 }
 
 // newEmulator starts an emulator holding the empty buckets; it stops when
@@ -166,7 +169,12 @@ func newEmulator(t testing.TB, buckets ...string) *emulator {
 		l.Close()
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv.HTTPHandler()}
+	e := &emulator{srv: srv, Host: host, URL: "http://" + host}
+	h := srv.HTTPHandler()
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.requests.Add(1)
+		h.ServeHTTP(w, r)
+	})}
 	go hs.Serve(l)
 	t.Cleanup(func() {
 		hs.Close()
@@ -175,7 +183,7 @@ func newEmulator(t testing.TB, buckets ...string) *emulator {
 	for _, b := range buckets {
 		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
 	}
-	return &emulator{srv: srv, Host: host, URL: "http://" + host}
+	return e
 }
 
 // objects returns the names of the objects of bucket.

@@ -112,3 +112,8 @@ func joinKeys(md artifacts.Metadata) string {
 	}
 	return strings.Join(sortStrings(keys), ",")
 }
+
+// adkgcsOptions numbers new names from first.
+func adkgcsOptions(first int64) adkgcs.Options {
+	return adkgcs.Options{FirstVersion: first, FirstVersionSet: true}
+}

@@ -64,6 +64,9 @@ func parseObject(rel string) (parsed, error) {
 		if !strings.HasPrefix(filename, UserPrefix) {
 			p.name, p.form = UserPrefix+filename, formStripped
 		}
+		if p.name == UserPrefix {
+			return parsed{}, fmt.Errorf("has nothing after %q in its filename", UserPrefix)
+		}
 	} else {
 		p.scope = artifacts.SessionScope(app, user, sess)
 		p.name = filename

@@ -115,9 +115,11 @@ type upload struct {
 	md    map[string]string
 	mime  string
 
-	small []byte   // the whole payload when it fit in one chunk
-	spool *os.File // a copy of a larger payload, for a retry
-	sent  bool     // the payload was read
+	small []byte    // the whole payload when it fit in one chunk
+	spool *os.File  // a copy of a larger payload, for a retry
+	rest  io.Reader // what the first attempt did not read of a larger payload, teed into spool
+	sent  bool      // the payload was read
+	large bool      // it did not fit in one chunk
 	crc   uint32
 	size  int64
 }
@@ -170,18 +172,28 @@ func (u *upload) write(ctx context.Context, v int64, r io.Reader) (*storage.Obje
 		}
 		// A larger payload streams, and is copied to a temporary file on the
 		// way so that a retry under the next number can send it again.
+		u.large = true
 		src := io.MultiReader(bytes.NewReader(buf), r)
 		if f, err := os.CreateTemp("", "agentstore-put-*"); err == nil {
 			u.spool = f
 			src = io.TeeReader(src, f)
+			u.rest = src
 		}
 		return u.stream(ctx, name, src)
 	}
-	if u.small != nil || u.size == 0 {
+	if !u.large {
 		return u.create(ctx, name, u.small)
 	}
 	if u.spool == nil {
 		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "another writer took the version number while a %d-byte payload was being sent, and no temporary file could hold it for another try", u.size).With(u.scope, u.name, 0)
+	}
+	// The first attempt may have stopped reading early: copy the rest.
+	_, err := io.Copy(io.Discard, io.LimitReader(u.rest, u.s.opts.MaxArtifactBytes+1))
+	if err != nil {
+		return nil, u.readErr(ctx, err)
+	}
+	if pos, _ := u.spool.Seek(0, io.SeekCurrent); pos > u.s.opts.MaxArtifactBytes {
+		return nil, u.tooLarge()
 	}
 	if _, err := u.spool.Seek(0, io.SeekStart); err != nil {
 		return nil, artifacts.Errorf(artifacts.CodeIO, op, err, "rereading the payload's temporary copy").With(u.scope, u.name, 0)

@@ -85,9 +85,11 @@ type Store struct {
 }
 
 var (
-	_ artifacts.Driver      = (*Store)(nil)
-	_ artifacts.Walker      = (*Store)(nil)
-	_ artifacts.ScopeLister = (*Store)(nil)
+	_ artifacts.Driver        = (*Store)(nil)
+	_ artifacts.ExactDeleter  = (*Store)(nil)
+	_ artifacts.PayloadOpener = (*Store)(nil)
+	_ artifacts.Walker        = (*Store)(nil)
+	_ artifacts.ScopeLister   = (*Store)(nil)
 )
 
 // listAttrs are the attributes listings ask for: everything a version's
@@ -256,11 +258,25 @@ func (o object) record() artifacts.Record {
 		Size:      o.attrs.Size,
 		CreatedAt: max(o.attrs.Created.UnixMilli(), 0),
 		Metadata:  md,
+		Token:     Token(o.attrs.Generation),
 	}
 }
 
-// latest is the version argument meaning the latest version.
-const latest = 0
+// Token is a version's binding to its stored bytes: the object's
+// generation, "gen:N". Cloud Storage gives an overwritten object a new
+// generation, so a plan that holds the token deletes nothing that was
+// rewritten after it was made.
+func Token(generation int64) string { return "gen:" + strconv.FormatInt(generation, 10) }
+
+// generationOf parses a Token; 0 when it is not one.
+func generationOf(tok string) int64 {
+	rest, ok := strings.CutPrefix(tok, "gen:")
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if !ok || err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
 
 // listing is what one listing below a prefix found.
 type listing struct {
@@ -301,7 +317,7 @@ func (s *Store) list(ctx context.Context, prefix string, flat bool) (listing, er
 		rel := strings.TrimPrefix(a.Name, s.root)
 		p, perr := parseObject(rel)
 		if perr != nil {
-			out.foreign = append(out.foreign, foreignObject{name: a.Name, reason: "object " + strconv.Quote(a.Name) + " " + perr.Error()})
+			out.foreign = append(out.foreign, foreignObject{name: a.Name, reason: perr.Error()})
 			continue
 		}
 		out.objects = append(out.objects, object{p: p, name: a.Name, attrs: a})
@@ -391,7 +407,7 @@ func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name
 	if len(nv.objects) == 0 {
 		return object{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version")
 	}
-	if version == latest {
+	if version == artifacts.Latest {
 		return nv.objects[len(nv.objects)-1], nil
 	}
 	for _, o := range nv.objects {
@@ -440,6 +456,52 @@ func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string
 		return nil, gcsstore.Classify(ctx, op, err, "").With(scope, name, version)
 	}
 	return s.open(ctx, o, offset, length)
+}
+
+// OpenPayload opens the bytes of a record a listing or Walk returned,
+// pinned to the generation its Token names: an object overwritten since is
+// CodeConflict, never read in its place.
+func (s *Store) OpenPayload(ctx context.Context, rec artifacts.Record) (*artifacts.Reader, error) {
+	const op = "get"
+	gen := generationOf(rec.Token)
+	if gen == 0 {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "record token %q names no object generation", rec.Token).With(rec.Scope, rec.Name, rec.Version)
+	}
+	cctx, cancel := s.callCtx(ctx)
+	o, err := s.find(cctx, op, rec.Scope, rec.Name, rec.Version)
+	cancel()
+	if err != nil {
+		return nil, gcsstore.Classify(ctx, op, err, "").With(rec.Scope, rec.Name, rec.Version)
+	}
+	if o.attrs.Generation != gen {
+		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "object %s was overwritten since it was listed (generation %d, listed %d)", o.name, o.attrs.Generation, gen).With(rec.Scope, rec.Name, rec.Version)
+	}
+	return s.open(ctx, o, 0, -1)
+}
+
+// DeleteExact deletes a version only if its object is still the generation
+// ref's Token names, in one request conditioned on that generation
+// (ifGenerationMatch): CodeConflict, deleting nothing, when it was
+// overwritten; CodeNotFound when it is gone.
+func (s *Store) DeleteExact(ctx context.Context, scope artifacts.Scope, name string, ref artifacts.VersionRef) (artifacts.Record, error) {
+	const op = "delete"
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	gen := generationOf(ref.Token)
+	if gen == 0 {
+		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "token %q names no object generation", ref.Token).With(scope, name, ref.Version)
+	}
+	o, err := s.find(cctx, op, scope, name, ref.Version)
+	if err != nil {
+		return artifacts.Record{}, gcsstore.Classify(cctx, op, err, "").With(scope, name, ref.Version)
+	}
+	// Delete the generation planned, whatever the listing says now: the
+	// service refuses it when the object was overwritten.
+	o.attrs.Generation = gen
+	if err := s.deleteGen(cctx, op, o); err != nil {
+		return artifacts.Record{}, err
+	}
+	return o.record(), nil
 }
 
 // open reads an object's generation.
@@ -524,11 +586,15 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		}
 	}
 	names := group(objs)
+	foreign := len(l.foreign)
+	for _, nv := range names {
+		foreign += len(nv.shadowed)
+	}
 	if len(names) == 0 {
 		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version in the scope").With(scope, "", 0)
 	}
 	limit := opts.PageSize()
-	var page artifacts.NamePage
+	page := artifacts.NamePage{Foreign: foreign}
 	for _, nv := range names {
 		if opts.Cursor != "" && nv.name <= opts.Cursor {
 			continue
@@ -619,19 +685,29 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	return out, nil
 }
 
-// deleteGen deletes one object if it is still the generation listed.
+// deleteGen deletes one object if it is still the generation listed: the
+// request names the generation and is conditioned on it, so an object
+// overwritten since (another generation) is never deleted.
 func (s *Store) deleteGen(ctx context.Context, op string, o object) error {
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return err
 	}
-	err := s.obj(o.name).If(storage.Conditions{GenerationMatch: o.attrs.Generation}).Delete(ctx)
+	gen := o.attrs.Generation
+	err := s.obj(o.name).Generation(gen).If(storage.Conditions{GenerationMatch: gen}).Delete(ctx)
+	overwritten := func() error {
+		return artifacts.Errorf(artifacts.CodeConflict, op, nil, "object %s was overwritten since it was listed (generation %d): nothing of it was deleted", o.name, gen).With(o.p.scope, o.p.name, o.p.version)
+	}
 	switch {
 	case err == nil:
 		return nil
 	case gcsstore.IsNotExist(err):
+		// That generation is gone: overwritten, or deleted.
+		if _, aerr := s.obj(o.name).Attrs(ctx); aerr == nil {
+			return overwritten()
+		}
 		return artifacts.Errorf(artifacts.CodeNotFound, op, nil, "object %s was deleted meanwhile", o.name).With(o.p.scope, o.p.name, o.p.version)
 	case gcsstore.HTTPCode(err) == 412:
-		return artifacts.Errorf(artifacts.CodeConflict, op, nil, "object %s was overwritten since it was listed (generation %d): nothing of it was deleted", o.name, o.attrs.Generation).With(o.p.scope, o.p.name, o.p.version)
+		return overwritten()
 	}
 	return gcsstore.Classify(ctx, op, err, "deleting object %s", o.name).With(o.p.scope, o.p.name, o.p.version)
 }

@@ -12,10 +12,6 @@ import (
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
 
-// codeForeign is the Problem code of an object in the store's namespace
-// that is not part of the layout.
-const codeForeign = artifacts.Code("foreign")
-
 // Walk lists every object below the root in one flat listing (names,
 // sizes, generations, content types, metadata and checksums; never a
 // payload) and calls fn once per scope, as the listing reaches the end of
@@ -74,7 +70,7 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 		rel := strings.TrimPrefix(a.Name, s.root)
 		p, perr := parseObject(rel)
 		if perr != nil {
-			foreign = append(foreign, foreignObject{name: a.Name, reason: "object " + strconv.Quote(a.Name) + " " + perr.Error()})
+			foreign = append(foreign, foreignObject{name: a.Name, reason: perr.Error()})
 			continue
 		}
 		if sp := s.root + scopePrefix(p.scope); sp != cur {
@@ -93,7 +89,7 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 	}
 	u := artifacts.ScopeUsage{Hash: s.root}
 	for _, f := range foreign {
-		u.Names = append(u.Names, artifacts.NameUsage{Hash: f.name, Problems: []artifacts.Problem{{Path: f.name, Reason: f.reason, Code: codeForeign}}})
+		u.Names = append(u.Names, artifacts.NameUsage{Hash: f.name, Problems: []artifacts.Problem{{Path: f.name, Reason: f.reason, Code: artifacts.CodeForeign}}})
 	}
 	return fn(u)
 }
@@ -101,7 +97,7 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 // shadowReason explains why an object of the stripped user-scope form is
 // not read.
 func shadowReason(o object) string {
-	return "object " + strconv.Quote(o.name) + " holds " + strconv.Quote(o.p.name) + " v" + strconv.FormatInt(o.p.version, 10) +
+	return "holds " + strconv.Quote(o.p.name) + " v" + strconv.FormatInt(o.p.version, 10) +
 		" in the form ADK JS writes (without \"user:\"), and the same name exists in the form ADK Go and Python write: only that form is read"
 }
 

@@ -2,11 +2,7 @@ package artifactscmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -14,8 +10,6 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
-	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
 
 // LocateOptions holds the flag values and dependencies of
@@ -34,14 +28,7 @@ type LocateOptions struct {
 }
 
 // LocatedFile is one file or object that holds part of a version.
-type LocatedFile struct {
-	// Role is "record", "payload" or "reservation".
-	Role string `json:"role"`
-	// Location is the file's absolute path, or gs://BUCKET/OBJECT.
-	Location string `json:"location"`
-	Exists   bool   `json:"exists"`
-	Size     int64  `json:"size"`
-}
+type LocatedFile = artifacts.LocatedFile
 
 // LocateResult is the JSON output of "artifacts locate".
 type LocateResult struct {
@@ -124,42 +111,14 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 		v = rec.Version
 	}
 	res := LocateResult{Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
-	roles := []struct{ role, suffix string }{{"record", "meta"}, {"payload", "data"}, {"reservation", "reserve"}}
-	var fst *fsstore.Store
-	var gst *gcsstore.Store
-	switch {
-	case st.As(&fst):
-		s := fst
-		dir := s.NameDir(opts.Scope, opts.Name)
-		for _, r := range roles {
-			lf := LocatedFile{Role: r.role, Location: filepath.Join(dir, fsstore.VersionFile(v, r.suffix))}
-			fi, err := os.Lstat(lf.Location)
-			switch {
-			case err == nil:
-				lf.Exists, lf.Size = true, fi.Size()
-			case !errors.Is(err, fs.ErrNotExist):
-				return fileErr("cannot inspect "+lf.Location, err)
-			}
-			res.Files = append(res.Files, lf)
-		}
-	case st.As(&gst):
-		s := gst
-		bkt := s.Client().Bucket(s.Bucket())
-		for _, r := range roles {
-			obj := s.ObjectName(opts.Scope, opts.Name, v, gcsstore.Suffix(r.suffix))
-			lf := LocatedFile{Role: r.role, Location: "gs://" + s.Bucket() + "/" + obj}
-			attrs, err := bkt.Object(obj).Attrs(ctx)
-			switch {
-			case err == nil:
-				lf.Exists, lf.Size = true, attrs.Size
-			case !gcsstore.IsNotExist(err):
-				return cmdutil.CodedError(string(artifacts.CodeUnavailable), fmt.Errorf("cannot inspect %s: %v", lf.Location, err))
-			}
-			res.Files = append(res.Files, lf)
-		}
-	default:
+	files, err := st.Locate(ctx, opts.Scope, opts.Name, v)
+	if artifacts.CodeOf(err) == artifacts.CodeUnsupported {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s store has no files to locate", st.Capabilities().Name))
 	}
+	if err != nil {
+		return err
+	}
+	res.Files = files
 	found := false
 	for _, lf := range res.Files {
 		found = found || lf.Exists

@@ -19,9 +19,7 @@ import (
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
-	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
@@ -153,17 +151,12 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		return err
 	}
 	layout := st.Capabilities().Layout
-	var gst *gcsstore.Store
-	var sharded *shardedfs.Store
-	var fst *fsstore.Store
-	switch {
-	case st.As(&fst):
-	case st.As(&sharded):
-	case st.As(&gst):
-	default:
+	if !st.CanRepair() {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
 			fmt.Errorf("fs repair cannot repair the %s store %s", layout, u.String()))
 	}
+	var gst *gcsstore.Store
+	st.As(&gst)
 	// A dry run only reads, so it takes no lock (and so leaves even the
 	// root directory untouched). A gs:// store is locked by an object
 	// beside its artifacts.
@@ -222,16 +215,10 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		},
 		BeforeExecute: beforeExecute,
 	}
-	var rep repair.Report
-	switch {
-	case gst != nil:
+	if gst != nil {
 		ropts.StoreArg = u.String()
-		rep, err = repair.RepairGCS(ctx, gst, ropts)
-	case sharded != nil:
-		rep, err = sharded.Repair(ctx, ropts)
-	default:
-		rep, err = repair.Repair(ctx, u.Root, ropts)
 	}
+	rep, err := repair.Run(ctx, st, ropts)
 	prog.Done()
 	if err != nil {
 		if cerr := context.Cause(ctx); cerr != nil && ctx.Err() != nil {
@@ -298,6 +285,9 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 		for _, it := range rep.RemovedItems {
 			dir := filepath.Dir(it.Path)
 			o, ok := owners[dir]
+			if it.Scope != nil {
+				o, ok = [2]string{it.Scope.String(), strconv.Quote(it.Name)}, true
+			}
 			if !ok {
 				o = nameDirOwner(dir)
 				owners[dir] = o

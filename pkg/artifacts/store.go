@@ -166,4 +166,8 @@ type Problem struct {
 	// or CodeForeign (an object or file the layout does not explain: Path
 	// names it and Version is meaningless).
 	Code Code `json:"code,omitempty"`
+	// NextCommand, when the layout knows one, is the command that fixes
+	// the problem (fs repair for a version a killed writer left
+	// half-written, say); empty otherwise.
+	NextCommand string `json:"next_command,omitempty"`
 }

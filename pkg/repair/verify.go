@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -135,8 +134,8 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 	// corrupt version whose record decodes gets the command that deletes
 	// it (artifacts delete plans from the record: for one that does not
 	// decode the command would fail).
-	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool) {
-		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code}
+	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool, next string) {
+		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code, NextCommand: next}
 		mu.Lock()
 		defer mu.Unlock()
 		if code == artifacts.CodePermission || code == artifacts.CodeIO {
@@ -147,7 +146,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 			foreign = append(foreign, it)
 			return
 		}
-		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version > 0 {
+		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version >= 0 && next == "" {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
 		corrupt = append(corrupt, it)
@@ -173,7 +172,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
 					code == artifacts.CodePermission, code == artifacts.CodeIO:
 					scope := j.scope
-					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true)
+					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true, "")
 				case code == artifacts.CodeNotFound:
 					checked.Add(-1) // deleted since the walk
 				default:
@@ -211,7 +210,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				if code == "" {
 					code = artifacts.CodeCorrupt
 				}
-				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version])
+				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version], p.NextCommand)
 			}
 			rep.Versions += int64(len(n.Records))
 			for _, rec := range n.Records {
@@ -317,13 +316,4 @@ func compareItems(a, b CorruptItem) int {
 		return int(min(max(a.Version-b.Version, -1), 1))
 	}
 	return strings.Compare(a.Path, b.Path)
-}
-
-// String formats an item for a log line.
-func (c CorruptItem) String() string {
-	who := c.Path
-	if c.Scope != nil && c.Name != "" {
-		who = fmt.Sprintf("%s %q v%d", c.Scope, c.Name, c.Version)
-	}
-	return who + ": " + c.Reason
 }

@@ -127,6 +127,7 @@ var (
 	_ artifacts.ScopeLister   = (*Store)(nil)
 	_ artifacts.PayloadOpener = (*Store)(nil)
 	_ artifacts.ExactDeleter  = (*Store)(nil)
+	_ artifacts.Repairer      = (*Store)(nil)
 )
 
 // Open returns the store at root, which must be an existing real

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
@@ -409,5 +411,129 @@ func symlink(t *testing.T, target, root, rel string) {
 	mkdir(t, root, filepath.Dir(rel))
 	if err := os.Symlink(target, filepath.Join(root, rel)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeleteExact: a version whose payload or metadata.json changed in
+// place since it was read (same size, new mtime) is not deleted.
+func TestDeleteExact(t *testing.T) {
+	root := t.TempDir()
+	st := open(t, root, adkfile.Options{})
+	recs := []artifacts.Record{put(t, st, session, "x.txt", "one"), put(t, st, session, "x.txt", "two")}
+	payload := filepath.Join(root, "apps/default/users/u1/sessions/s1/artifacts/x.txt/versions/0/x.txt")
+	if err := os.WriteFile(payload, []byte("ONE"), 0o644); err != nil { // same size
+		t.Fatal(err)
+	}
+	past := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(payload, past, past); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.DeleteExact(t.Context(), session, "x.txt", recs[0].Ref())
+	wantCode(t, err, artifacts.CodeConflict, "DeleteExact of a version rewritten in place")
+	if got := read(t, st, session, "x.txt", 0); got != "ONE" {
+		t.Errorf("v0 after the refused delete: %q", got)
+	}
+	if _, err := st.DeleteExact(t.Context(), session, "x.txt", recs[1].Ref()); err != nil {
+		t.Fatalf("DeleteExact of an unchanged version: %v", err)
+	}
+	wantCode(t, errOf(st.Stat(t.Context(), session, "x.txt", 1)), artifacts.CodeNotFound, "stat after DeleteExact")
+	wantCode(t, errOf(st.DeleteExact(t.Context(), session, "x.txt", recs[1].Ref())), artifacts.CodeNotFound, "DeleteExact again")
+}
+
+// TestRepair: what interrupted writers left is removed only past the
+// grace period and only if unchanged; damaged and foreign entries are
+// reported, never removed; an apps/ store's old users/ tree is reported
+// with the move it needs.
+func TestRepair(t *testing.T) {
+	const art = "apps/default/users/u1/sessions/s1/artifacts"
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	old, fresh := now.Add(-time.Hour), now.Add(-time.Minute)
+	plant := func(t *testing.T, root string) {
+		write(t, root, art+"/ok.txt/versions/0/ok.txt", "ok")
+		write(t, root, art+"/ok.txt/versions/0/metadata.json", `{"fileName": "ok.txt", "version": 0}`)
+		write(t, root, art+"/ok.txt/versions/.1.pending/ok.txt", "half")      // old pending save
+		mkdir(t, root, art+"/ok.txt/versions/.2.pending")                     // fresh pending save
+		write(t, root, art+"/ok.txt/versions/.deleting-0-abc/ok.txt", "gone") // interrupted delete
+		write(t, root, art+"/up.bin/versions/0/up.bin", "cut short")          // ADK JS killed save
+		mkdir(t, root, art+"/empty.bin/versions/0")                           // killed before writing
+		write(t, root, art+"/bad.txt/versions/0/bad.txt", "x")
+		write(t, root, art+"/bad.txt/versions/0/metadata.json", "{")
+		write(t, root, "users/old/artifacts/a/versions/0/a", "legacy")
+		for _, p := range []string{art + "/ok.txt/versions/.1.pending/ok.txt", art + "/ok.txt/versions/.1.pending", art + "/ok.txt/versions/.deleting-0-abc", art + "/up.bin/versions/0", art + "/empty.bin/versions/0"} {
+			if err := os.Chtimes(filepath.Join(root, p), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(filepath.Join(root, art, "ok.txt/versions/.2.pending"), fresh, fresh); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := t.TempDir()
+	plant(t, root)
+	st := open(t, root, adkfile.Options{})
+	if !st.HasLegacyTree() {
+		t.Error("HasLegacyTree is false for a store with apps/ and users/")
+	}
+	plan, err := st.PlanRepair(t.Context(), artifacts.RepairOptions{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry := plan.Report()
+	var planned []string
+	for _, it := range dry.RemovedItems {
+		planned = append(planned, strings.TrimPrefix(it.Path, filepath.Join(root, art)+"/"))
+	}
+	want := []string{"empty.bin/versions/0", "ok.txt/versions/.1.pending", "ok.txt/versions/.deleting-0-abc", "up.bin/versions/0"}
+	if !slices.Equal(planned, want) || dry.Young != 1 {
+		t.Errorf("planned %q (young %d), want %q (young 1)", planned, dry.Young, want)
+	}
+	var corrupt []string
+	for _, c := range dry.CorruptItems {
+		corrupt = append(corrupt, string(c.Code)+" "+strings.TrimPrefix(c.Path, root+"/"))
+	}
+	wantCorrupt := []string{"corrupt_artifact " + art + "/bad.txt/versions/0", "foreign users"}
+	if !slices.Equal(corrupt, wantCorrupt) {
+		t.Errorf("corrupt items %q, want %q", corrupt, wantCorrupt)
+	}
+	if !strings.Contains(dry.CorruptItems[1].Reason, "ADK Python no longer reads") {
+		t.Errorf("legacy tree reason: %s", dry.CorruptItems[1].Reason)
+	}
+	// The killed save gets its metadata.json after planning (a slow
+	// writer): it is skipped, not removed.
+	write(t, root, art+"/up.bin/versions/0/metadata.json", `{"fileName": "up.bin", "version": 0}`)
+	rep, err := plan.Execute(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Removed != 3 || len(rep.SkippedItems) != 1 || !strings.HasSuffix(rep.SkippedItems[0].Path, "up.bin/versions/0") {
+		t.Errorf("removed %d, skipped %+v", rep.Removed, rep.SkippedItems)
+	}
+	for _, p := range []string{"ok.txt/versions/.1.pending", "ok.txt/versions/.deleting-0-abc", "empty.bin"} {
+		if _, err := os.Stat(filepath.Join(root, art, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survives: %v", p, err)
+		}
+	}
+	for _, p := range []string{art + "/ok.txt/versions/.2.pending", art + "/bad.txt/versions/0/metadata.json", art + "/up.bin/versions/0/up.bin", "users/old/artifacts/a/versions/0/a"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+	if got := read(t, st, session, "up.bin", latest); got != "cut short" {
+		t.Errorf("the version published meanwhile reads %q", got)
+	}
+	if _, err := plan.Execute(t.Context()); artifacts.CodeOf(err) != artifacts.CodeConflict {
+		t.Errorf("a plan executed twice: %v", err)
+	}
+	// No grace: the fresh pending directory goes too.
+	plan, err = st.PlanRepair(t.Context(), artifacts.RepairOptions{Grace: artifacts.NoRepairGrace, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := plan.Report(); rep.Removed != 1 || rep.Young != 0 {
+		t.Errorf("with no grace: %d planned, %d young; want 1, 0", rep.Removed, rep.Young)
+	}
+	// A limit below the files scanned stops before anything is planned.
+	if _, err := st.PlanRepair(t.Context(), artifacts.RepairOptions{Limit: 2}); !errors.As(err, new(*artifacts.RepairLimitError)) {
+		t.Errorf("limit 2: %v", err)
 	}
 }

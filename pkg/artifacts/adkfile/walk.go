@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentstore/agentstore/internal/osutil"
@@ -119,7 +120,7 @@ func (s *Store) walkName(op string, scope artifacts.Scope, dir, rel string, fn n
 			if ok, _ := s.hasEntries(op, e.dir); ok {
 				reason = ReasonNoMetadata
 			}
-			n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: s.abs(e.dir), Reason: reason + "; " + RepairCommand(s.rootPath) + " removes it once it is older than the grace period", Code: artifacts.CodeCorrupt})
+			n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: s.abs(e.dir), Reason: reason + "; fs repair removes it once it is older than its grace period", Code: artifacts.CodeCorrupt, NextCommand: RepairCommand(s.rootPath)})
 		default:
 			n.Problems = append(n.Problems, artifacts.Problem{Version: v, Path: s.abs(e.dir), Reason: artifacts.ReasonOf(e.err), Code: artifacts.ProblemCode(e.err)})
 		}
@@ -250,8 +251,9 @@ func (s *Store) scopeDirs(ctx context.Context, op string, fn func(scope artifact
 // LegacyReason is the reason given for the old-layout ROOT/users/ tree of a
 // store whose current tree is ROOT/apps/.
 func LegacyReason(root string) string {
-	return "an old-layout tree (ADK Python before apps/{app}/, or ADK JS), which ADK Python no longer reads: move each users/{user} to apps/{app}/users/{user} for the app that wrote it (" +
-		shell.Join("agentstore", "fs", "migrate", "--store", root, "--from", "legacy", "--app", "APP") + " plans the move)"
+	return "an old-layout tree (ADK Python before apps/{app}/, or ADK JS), which ADK Python no longer reads: move each " +
+		filepath.Join(root, UsersDir, "{user}") + " to " + filepath.Join(root, AppsDir, "{app}", UsersDir, "{user}") +
+		" for the app that wrote it (with no writer running), or open the tree as its own store"
 }
 
 // Walk calls fn once per scope directory, with every name's published

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
@@ -354,6 +355,13 @@ func (s *Store) pruneEmpty(dir string, scope artifacts.Scope) {
 	if err != nil {
 		return
 	}
+	s.pruneUp(dir, sd)
+}
+
+// pruneUp removes the name directory dir (below the scope's artifacts/
+// directory sd) when its versions/ is empty, then each empty parent up
+// to sd, which stays.
+func (s *Store) pruneUp(dir, sd string) {
 	vdir := path.Join(dir, VersionsDir)
 	if ok, err := s.hasEntries("delete", vdir); ok || err != nil {
 		return
@@ -361,7 +369,7 @@ func (s *Store) pruneEmpty(dir string, scope artifacts.Scope) {
 	if s.root.Remove(vdir) != nil {
 		return
 	}
-	for d := dir; d != sd && len(d) > len(sd); d = path.Dir(d) {
+	for d := dir; d != sd && strings.HasPrefix(d, sd+"/"); d = path.Dir(d) {
 		if s.root.Remove(d) != nil { // fails on a non-empty directory
 			break
 		}

@@ -138,8 +138,8 @@ func TestADKGoRoundTrip(t *testing.T) {
 
 	// Delete v2 of report.txt with a plan; the library loads it no more.
 	p := a.deletePlan(st, s1, "report.txt", 2, objects)
-	if p.ReusesNumber != nil {
-		t.Errorf("deleting v2 of 3 says it reuses number %d", *p.ReusesNumber)
+	if p.ReusedNumber != nil {
+		t.Errorf("deleting v2 of 3 says it reuses number %d", *p.ReusedNumber)
 	}
 	a.confirmDelete(st, s1, "report.txt", 2, p, 0)
 	if r := g.do(adkOp{Op: "load", App: s1.App, User: s1.User, Session: s1.Session, Name: "report.txt", Version: ptr(int64(2))}); !r.NotFound {
@@ -153,30 +153,31 @@ func TestADKGoRoundTrip(t *testing.T) {
 	}
 	a.verify(st)
 
-	// Deleting the highest version: the plan says the library will hand
-	// its number out again, and is refused without --allow-number-reuse.
-	p = a.deletePlan(st, s1, "report.txt", 3, objects)
-	if p.ReusesNumber == nil || *p.ReusesNumber != 3 {
-		t.Errorf("the plan deleting the highest v3 says reuses_number %v, want 3", p.ReusesNumber)
+	// Deleting the highest version (v2 of chart.png's 1-2): the plan says
+	// the library will hand its number out again, and is refused without
+	// --allow-number-reuse; with it, the library's next save is v2 again.
+	p = a.deletePlan(st, s1, "chart.png", 2, objects)
+	if p.ReusedNumber == nil || *p.ReusedNumber != 2 {
+		t.Errorf("the plan deleting the highest v2 says reused_number %v, want 2", p.ReusedNumber)
 	}
-	r := a.run(slices.Concat([]string{"artifacts", "delete"}, st, s1.flags(), []string{"--name", "report.txt", "--version", "3", "-o", "table"})...)
-	if r.code != 4 || !strings.Contains(r.stdout, "ADK will hand out v3 again on the next save") {
+	r := a.run(slices.Concat([]string{"artifacts", "delete"}, st, s1.flags(), []string{"--name", "chart.png", "--version", "2", "-o", "table"})...)
+	if r.code != 4 || !strings.Contains(r.stdout, "ADK will hand out v2 again on the next save") {
 		t.Errorf("the plan's text does not warn of the reuse: %s", r)
 	}
 	before := objects()
-	r = a.confirmDelete(st, s1, "report.txt", 3, p, 4)
+	r = a.confirmDelete(st, s1, "chart.png", 2, p, 4)
 	if !strings.Contains(r.stderr, "--allow-number-reuse") {
 		t.Errorf("the refusal does not name --allow-number-reuse: %s", r)
 	}
 	if after := objects(); !slices.Equal(before, after) {
 		t.Fatalf("the refused delete changed the store:\nbefore %q\nafter  %q", before, after)
 	}
-	a.confirmDelete(st, s1, "report.txt", 3, p, 0, "--allow-number-reuse")
-	if r := g.must(adkOp{Op: "save", App: s1.App, User: s1.User, Session: s1.Session, Name: "report.txt", Text: ptr("reused\n")}); *r.Version != 3 {
-		t.Errorf("adk-go saved v%d after v3 was deleted, want 3 (the number reused)", *r.Version)
+	a.confirmDelete(st, s1, "chart.png", 2, p, 0, "--allow-number-reuse")
+	if r := g.must(adkOp{Op: "save", App: s1.App, User: s1.User, Session: s1.Session, Name: "chart.png", Data: []byte("reused"), MIME: "image/png"}); *r.Version != 2 {
+		t.Errorf("adk-go saved v%d after v2 was deleted, want 2 (the number reused)", *r.Version)
 	}
-	items := a.versions(st, s1, "report.txt")
-	if len(items) != 2 || items[0].Version != 1 || items[1].Version != 3 || items[1].Size != int64(len("reused\n")) {
+	items := a.versions(st, s1, "chart.png")
+	if len(items) != 2 || items[0].Version != 1 || items[1].Version != 2 || items[1].Size != int64(len("reused")) {
 		t.Errorf("agentstore lists %+v after the reuse", items)
 	}
 	a.verify(st)
@@ -302,19 +303,34 @@ func TestADKGoRace(t *testing.T) {
 	}
 
 	// Every acknowledged write has a version of its own, and that version
-	// holds its bytes.
-	byVersion := map[int64]string{} // version -> SHA-256 its writer wrote
-	for _, s := range res.Saves {
-		if prev, dup := byVersion[s.Version]; dup {
-			t.Fatalf("v%d acknowledged twice (%s, %s)", s.Version, prev, s.SHA256)
+	// holds what it wrote: the library's payload, or the archive of the
+	// snapshot's workspace (its turn.txt).
+	check := map[int64]func(data []byte) string{} // version -> what is wrong with data
+	claim := func(v int64, who string, fn func([]byte) string) {
+		if _, dup := check[v]; dup {
+			t.Fatalf("v%d acknowledged twice (the second time to %s)", v, who)
 		}
-		byVersion[s.Version] = s.SHA256
+		check[v] = fn
+	}
+	for _, s := range res.Saves {
+		claim(s.Version, fmt.Sprintf("adk-go writer %d save %d", s.Writer, s.Index), func(data []byte) string {
+			if got := sha256hex(data); got != s.SHA256 {
+				return fmt.Sprintf("sha256 %s, adk-go writer %d save %d wrote %s", got, s.Writer, s.Index, s.SHA256)
+			}
+			return ""
+		})
 	}
 	for _, s := range snaps {
-		if prev, dup := byVersion[s.out.Version]; dup {
-			t.Fatalf("v%d acknowledged twice (%s, snapshot %s)", s.out.Version, prev, s.out.Digest)
-		}
-		byVersion[s.out.Version] = s.out.Digest
+		claim(s.out.Version, fmt.Sprintf("agentstore writer %d snapshot %d", s.writer, s.index), func(data []byte) string {
+			want := fmt.Sprintf("agentstore writer %d save %d\n", s.writer, s.index)
+			if int64(len(data)) != s.out.Size || (s.out.Digest != "" && sha256hex(data) != s.out.Digest) {
+				return fmt.Sprintf("%d bytes (sha256 %s), the snapshot wrote %d (%s)", len(data), sha256hex(data), s.out.Size, s.out.Digest)
+			}
+			if got := zipFiles(t, data); got["turn.txt"] != want || len(got) != 1 {
+				return fmt.Sprintf("the archive holds %q, agentstore writer %d snapshot %d wrote turn.txt %q", got, s.writer, s.index, want)
+			}
+			return ""
+		})
 	}
 	items := a.versions(st, sc, "workspace.zip")
 	adkVersions := g.must(adkOp{Op: "versions", App: sc.App, User: sc.User, Session: sc.Session, Name: "workspace.zip"}).Versions
@@ -325,12 +341,16 @@ func TestADKGoRace(t *testing.T) {
 		if it.Version != adkVersions[i] {
 			t.Fatalf("version %d: agentstore v%d, adk-go v%d", i, it.Version, adkVersions[i])
 		}
-		want, ok := byVersion[it.Version]
+		fn, ok := check[it.Version]
 		if !ok {
 			t.Fatalf("v%d is listed but no writer was told it", it.Version)
 		}
-		if got := sha256hex(a.payload(st, sc, "workspace.zip", it.Version)); got != want {
-			t.Errorf("v%d holds sha256 %s, its writer wrote %s", it.Version, got, want)
+		load := g.must(adkOp{Op: "load", App: sc.App, User: sc.User, Session: sc.Session, Name: "workspace.zip", Version: ptr(it.Version)})
+		if int64(len(load.Data)) != it.Size {
+			t.Errorf("v%d: agentstore lists %d bytes, adk-go loads %d", it.Version, it.Size, len(load.Data))
+		}
+		if bad := fn(load.Data); bad != "" {
+			t.Errorf("v%d holds %s", it.Version, bad)
 		}
 	}
 	t.Logf("%d versions; adk-go gave up %d times on a version another writer took, and saved again", len(items), res.Conflicts)

@@ -163,8 +163,8 @@ func jsRoundTrip(t *testing.T, c *adkClient, a *agentstore, st storeArgs, app, u
 	// it, and still loads the others.
 	sc := scope{app, user, "c-01"}
 	p := a.deletePlan(st, sc, "summary.txt", 1, objects)
-	if p.ReusesNumber != nil {
-		t.Errorf("deleting v1 of 0-2 says it reuses number %d", *p.ReusesNumber)
+	if p.ReusedNumber != nil {
+		t.Errorf("deleting v1 of 0-2 says it reuses number %d", *p.ReusedNumber)
 	}
 	a.confirmDelete(st, sc, "summary.txt", 1, p, 0)
 	if vs := c.must(adkOp{Op: "versions", App: app, User: user, Session: "c-01", Name: "summary.txt"}).Versions; !slices.Equal(vs, []int64{0, 2}) {

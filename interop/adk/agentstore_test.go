@@ -95,7 +95,7 @@ type plan struct {
 		Size    int64  `json:"size"`
 		Token   string `json:"token"`
 	} `json:"versions"`
-	ReusesNumber *int64 `json:"reuses_number"`
+	ReusedNumber *int64 `json:"reused_number"`
 	PlanID       string `json:"plan_id"`
 }
 

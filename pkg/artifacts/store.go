@@ -88,6 +88,11 @@ type Capabilities struct {
 	// store as a whole has no scope ceiling.
 	ScopeCeilingPerShard bool
 
+	// NoCeilings is true when the layout has no lifetime ceilings (Google
+	// ADK's layouts): MaxScanEntries then bounds nothing, and quota
+	// reports no scope, name or reservation capacity.
+	NoCeilings bool
+
 	// ScopeKinds lists the scope kinds the layout can hold; nil means all
 	// three. Store refuses the others with CodeUnsupported.
 	ScopeKinds []Kind

@@ -210,6 +210,7 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		ScopeKinds:       []artifacts.Kind{artifacts.KindUser, artifacts.KindSession},
 		FirstVersion:     firstVersion,
 		ReusesVersions:   true,
+		NoCeilings:       true,
 		StoresDigest:     false,
 		MaxRecordBytes:   MaxMetadataFileBytes,
 		MaxNameBytes:     artifacts.MaxNameBytes,
@@ -224,7 +225,7 @@ func (s *Store) dirExists(op, rel string) (bool, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	case err != nil:
-		return false, fsErr(op, s.abs(rel), err)
+		return false, readErr(op, s.abs(rel), err)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return false, artifacts.Errorf(artifacts.CodeUnsafeStore, op, nil, "%s is a symbolic link, not a directory", s.abs(rel))
 	case !fi.IsDir():
@@ -379,6 +380,16 @@ func fsErr(op, p string, err error) *artifacts.Error {
 		err = le.Err
 	}
 	return artifacts.Errorf(code, op, err, "%s", p)
+}
+
+// readErr is fsErr for a file or directory that could not be read: its
+// message says so ("could not read PATH: permission denied").
+func readErr(op, p string, err error) *artifacts.Error {
+	e := fsErr(op, p, err)
+	if e.Code != artifacts.CodeNotFound {
+		e.Msg = "could not read " + p
+	}
+	return e
 }
 
 // CheckApp checks that app can be the store app of a store without

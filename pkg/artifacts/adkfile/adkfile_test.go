@@ -537,3 +537,37 @@ func TestRepair(t *testing.T) {
 		t.Errorf("limit 2: %v", err)
 	}
 }
+
+// TestDetect: a directory holding apps/ or users/ is a store; the inside
+// of one (ROOT/apps/{app}, ROOT/users/{user}/…) is not, and the guess
+// names the store's root.
+func TestDetect(t *testing.T) {
+	root := t.TempDir()
+	mkdir(t, root, "py/apps/a/users/u/artifacts/x/versions")
+	mkdir(t, root, "js/users/u/sessions/s/artifacts")
+	mkdir(t, root, "other/stuff")
+	l := adkfile.NewLayout(adkfile.LayoutOptions{})
+	tests := []struct {
+		dir    string
+		detect bool
+		guess  string // the --store the guess names, "" for none
+	}{
+		{"py", true, ""},
+		{"js", true, ""},
+		{"other", false, ""},
+		{"py/apps/a", false, "py"},
+		{"py/apps/a/users", false, "py"},
+		{"js/users/u", false, "js"},
+		{"js/users/u/sessions/s/artifacts", false, "js"},
+	}
+	for _, tt := range tests {
+		loc := artifacts.Location{Scheme: artifacts.SchemeFile, Root: filepath.Join(root, tt.dir)}
+		if got, err := l.Detect(t.Context(), loc); err != nil || got != tt.detect {
+			t.Errorf("Detect(%s) = %v, %v; want %v", tt.dir, got, err, tt.detect)
+		}
+		g := l.Guess(t.Context(), loc)
+		if want := "--store " + filepath.Join(root, tt.guess) + ","; (tt.guess == "") != (g == "") || (tt.guess != "" && !strings.Contains(g, want)) {
+			t.Errorf("Guess(%s) = %q, want one naming %s", tt.dir, g, tt.guess)
+		}
+	}
+}

@@ -50,8 +50,14 @@ func (layout) Info() artifacts.LayoutInfo {
 }
 
 // Detect reports whether root holds apps/ or users/ as real directories.
+// ROOT/apps/{app} of an ADK Python store also holds users/, but is the
+// inside of a store, not one without apps/: a directory whose parent is
+// named apps/ is not detected by its users/ (Guess names the store).
 func (layout) Detect(_ context.Context, loc artifacts.Location) (bool, error) {
-	return artifacts.IsDir(filepath.Join(loc.Root, AppsDir)) || artifacts.IsDir(filepath.Join(loc.Root, UsersDir)), nil
+	if artifacts.IsDir(filepath.Join(loc.Root, AppsDir)) {
+		return true, nil
+	}
+	return artifacts.IsDir(filepath.Join(loc.Root, UsersDir)) && filepath.Base(filepath.Dir(loc.Root)) != AppsDir, nil
 }
 
 // Guess recognises the inside of a store: a directory below ROOT/apps or

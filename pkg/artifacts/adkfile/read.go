@@ -113,12 +113,12 @@ func (s *Store) readDir(op, rel string) ([]fs.DirEntry, error) {
 	}
 	f, err := s.root.Open(rel)
 	if err != nil {
-		return nil, fsErr(op, s.abs(rel), err)
+		return nil, readErr(op, s.abs(rel), err)
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, fsErr(op, s.abs(rel), err)
+		return nil, readErr(op, s.abs(rel), err)
 	}
 	return entries, nil
 }
@@ -128,7 +128,7 @@ func (s *Store) readDir(op, rel string) ([]fs.DirEntry, error) {
 func (s *Store) lstatRegular(op, rel string) (fs.FileInfo, error) {
 	fi, err := s.root.Lstat(rel)
 	if err != nil {
-		return nil, fsErr(op, s.abs(rel), err)
+		return nil, readErr(op, s.abs(rel), err)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, artifacts.Errorf(artifacts.CodeUnsafeStore, op, nil, "%s is %s, not a regular file; it was not read", s.abs(rel), osutil.KindOf(fi.Mode()))
@@ -148,12 +148,12 @@ func (s *Store) openRegular(op, rel string, fi fs.FileInfo) (*os.File, error) {
 	}
 	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, fsErr(op, s.abs(rel), err)
+		return nil, readErr(op, s.abs(rel), err)
 	}
 	got, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fsErr(op, s.abs(rel), err)
+		return nil, readErr(op, s.abs(rel), err)
 	}
 	if !got.Mode().IsRegular() || !os.SameFile(fi, got) {
 		f.Close()
@@ -178,7 +178,7 @@ func (s *Store) readVersion(op string, scope artifacts.Scope, name, dir, base st
 		return e
 	}
 	if err != nil {
-		e.state, e.err = stBroken, fsErr(op, s.abs(mrel), err)
+		e.state, e.err = stBroken, readErr(op, s.abs(mrel), err)
 		return e
 	}
 	if !mfi.Mode().IsRegular() {
@@ -197,7 +197,7 @@ func (s *Store) readVersion(op string, scope artifacts.Scope, name, dir, base st
 	b, err := io.ReadAll(io.LimitReader(f, MaxMetadataFileBytes+1))
 	f.Close()
 	if err != nil {
-		e.state, e.err = stBroken, fsErr(op, s.abs(mrel), err)
+		e.state, e.err = stBroken, readErr(op, s.abs(mrel), err)
 		return e
 	}
 	if len(b) > MaxMetadataFileBytes {

@@ -189,15 +189,21 @@ func newEmulator(t testing.TB, buckets ...string) *emulator {
 // objects returns the names of the objects of bucket.
 func (e *emulator) objects(t testing.TB, bucket string) []string {
 	t.Helper()
-	objs, _, err := e.srv.ListObjectsWithOptions(bucket, fakestorage.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, o := range objs {
-		names = append(names, o.Name)
+	opts := fakestorage.ListOptions{}
+	for {
+		page, err := e.srv.ListObjectsWithOptionsPaginated(bucket, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Objects {
+			names = append(names, o.Name)
+		}
+		if page.NextPageToken == "" {
+			return names
+		}
+		opts.PageToken = page.NextPageToken
 	}
-	return names
 }
 
 // nodeProxy is a loopback proxy in front of the emulator for the Node

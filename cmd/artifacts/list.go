@@ -26,6 +26,10 @@ type ListOptions struct {
 	Scope artifacts.Scope
 	// Limit is the page size (--limit).
 	Limit int
+	// LimitSet is true when --limit was given. With --all and no --limit
+	// the pages are the largest the store serves: the output is the same,
+	// in fewer round trips.
+	LimitSet bool
 	// Cursor is the last name of the previous page (--cursor).
 	Cursor string
 	// All follows every page (--all).
@@ -49,6 +53,8 @@ type ListResult struct {
 	Items []NameItem `json:"items"`
 	// NextCursor is the --cursor of the next page; null after the last.
 	NextCursor *string `json:"next_cursor"`
+
+	foreign int
 }
 
 // ScopeItem is one row of the store-wide listing: a scope and what it
@@ -128,6 +134,7 @@ integer.`,
 			if err := validateLimit(opts.Limit); err != nil {
 				return err
 			}
+			opts.LimitSet = cmd.Flags().Changed("limit")
 			if s.Kind == "" {
 				for _, fl := range []string{"limit", "cursor"} {
 					if cmd.Flags().Changed(fl) {
@@ -179,17 +186,27 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		}
 		return err
 	}
-	res, err := ListNames(ctx, st, opts.Scope, opts.Limit, opts.Cursor, opts.All)
+	res, err := ListNames(ctx, st, opts.Scope, pageLimit(st, opts.Limit, opts.LimitSet, opts.All), opts.Cursor, opts.All)
 	if artifacts.IsNotFound(err) && opts.Cursor == "" {
 		return cmdutil.ScopeNotFound(ctx, st, opts.Scope)
 	}
 	if err != nil {
 		return err
 	}
+	warnForeign(opts.deps, res.foreign)
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
 	return printNames(opts, res)
+}
+
+// warnForeign warns once that a listing skipped objects or files that are
+// not part of the store's layout.
+func warnForeign(d deps, n int) {
+	if n > 0 {
+		d.Logger().Warn(fmt.Sprintf("%d %s not part of the layout %s skipped; run 'agentstore fs verify' for their names",
+			n, plural(n, "object", "objects"), plural(n, "was", "were")))
+	}
 }
 
 // ListNames lists a scope's names: one page of limit names after cursor,
@@ -201,6 +218,7 @@ func ListNames(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, 
 		if err != nil {
 			return ListResult{}, err
 		}
+		res.foreign = max(res.foreign, page.Foreign)
 		for _, e := range page.Items {
 			r := e.Latest
 			res.Items = append(res.Items, NameItem{
@@ -286,6 +304,7 @@ func listScopes(ctx context.Context, d deps, st *artifacts.Store) (ScopeListResu
 			strings.Compare(a.Scope.Kind, b.Scope.Kind),
 		)
 	})
+	warnForeign(d, res.total.Foreign)
 	if res.total.Problems > 0 {
 		d.Logger().Warn(fmt.Sprintf("%d published %s broken; run 'agentstore fs verify' for details",
 			res.total.Problems, plural(res.total.Problems, "version is", "versions are")), "unlisted_scopes", unknown)

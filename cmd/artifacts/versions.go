@@ -26,6 +26,10 @@ type VersionsOptions struct {
 	Name string
 	// Limit is the page size (--limit).
 	Limit int
+	// LimitSet is true when --limit was given. With --all and no --limit
+	// the pages are the largest the store serves: the output is the same,
+	// in fewer round trips.
+	LimitSet bool
 	// Cursor is the last version of the previous page (--cursor), 0 for
 	// the first page.
 	Cursor int64
@@ -94,6 +98,7 @@ JSON:
 			if err := validateLimit(opts.Limit); err != nil {
 				return err
 			}
+			opts.LimitSet = cmd.Flags().Changed("limit")
 			if opts.Cursor < 0 {
 				return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --cursor %d: want a version number", opts.Cursor)}
 			}
@@ -122,7 +127,7 @@ func runVersions(ctx context.Context, opts *VersionsOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := ListVersions(ctx, st, opts.Scope, opts.Name, opts.Limit, opts.Cursor, opts.All)
+	res, err := ListVersions(ctx, st, opts.Scope, opts.Name, pageLimit(st, opts.Limit, opts.LimitSet, opts.All), opts.Cursor, opts.All)
 	if err != nil {
 		return err
 	}

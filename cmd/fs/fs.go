@@ -6,6 +6,7 @@ package fscmd
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
@@ -122,4 +123,31 @@ func plural(n int, one, many string) string {
 
 func problems(n int64) error {
 	return &cmdutil.ProblemsFound{Msg: fmt.Sprintf("%d corrupt %s found", n, plural(int(n), "version", "versions"))}
+}
+
+// foreignSection prints the objects or files that are not part of the
+// store's layout, by name.
+func foreignSection(ios *iostreams.IOStreams, st output.Styles, items []repair.CorruptItem) {
+	w := ios.Out
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", st.Warn(fmt.Sprintf("%d %s not part of the layout (foreign, never read):", len(items), plural(len(items), "object", "objects"))))
+	for _, c := range items {
+		fmt.Fprintf(w, "  %s: %s\n", output.Escape(c.Path), output.Escape(c.Reason))
+	}
+	fmt.Fprintf(w, "    next: these are not versions any ADK library reads; move or delete them by hand if they are not yours\n")
+}
+
+// found is the problems_found error (exit 3) of a run that found corrupt
+// versions or foreign objects.
+func found(corrupt, foreign int64) error {
+	var parts []string
+	if corrupt > 0 {
+		parts = append(parts, fmt.Sprintf("%d corrupt %s", corrupt, plural(int(corrupt), "version", "versions")))
+	}
+	if foreign > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s not part of the layout", foreign, plural(int(foreign), "object", "objects")))
+	}
+	return &cmdutil.ProblemsFound{Msg: strings.Join(parts, " and ") + " found"}
 }

@@ -58,7 +58,10 @@ version that cannot be read (permission denied, an I/O error) is not
 corrupt: it is listed apart, as not checked, and the run exits with
 status 1 and code permission_denied or io_error. A layout file that is a
 symbolic link, a named pipe or another non-regular file is refused unread
-and reported (code unsafe_store).
+and reported (code unsafe_store). Objects or files in the store's
+namespace that are not part of its layout (a Google ADK object name that
+does not end in a version number, say) are never guessed at: they are
+listed by name as foreign.
 Verify only reads, takes no lock and may run while writers are active.
 
 With --metrics-file FILE it writes Prometheus textfile-collector metrics
@@ -83,7 +86,7 @@ atomically: last success time, duration, the counters and the exit status.`,
 		},
 	}
 	cmdutil.SetExitStatusNote(cmd, `1  also when some versions could not be read (permission_denied, io_error)
-3  corrupt versions found`)
+3  corrupt versions or foreign objects found`)
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
 	fl := cmd.Flags()
 	fl.Float64Var(&opts.Sample, "sample", 100, "check the payloads of this `PERCENT` of the versions, picked at random")
@@ -152,6 +155,7 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		promfile.Gauge("verified_bytes", "Payload bytes the last run read.", float64(rep.Bytes)),
 		promfile.Gauge("corrupt_versions", "Corrupt versions found by the last run.", float64(rep.Corrupt)),
 		promfile.Gauge("unreadable_versions", "Versions the last run could not read (permission or I/O errors), not known to be corrupt.", float64(rep.Unreadable)),
+		promfile.Gauge("foreign_objects", "Objects or files in the store's namespace the last run found not part of its layout.", float64(rep.Foreign)),
 		promfile.Gauge("sample_percent", "Share of versions whose payloads were checked, in percent.", rep.SamplePercent),
 	}
 	if opts.IO.ProgressEnabled() {
@@ -181,13 +185,14 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		}
 		corruptSection(opts.IO, sty, rep.CorruptItems)
 		unreadableSection(opts.IO, sty, rep.UnreadableItems)
+		foreignSection(opts.IO, sty, rep.ForeignItems)
 	}
 	if rep.Unreadable > 0 {
 		// An incomplete check is a failure (exit 1), whatever else it found.
 		return unreadable(rep.UnreadableItems)
 	}
-	if rep.Corrupt > 0 {
-		return problems(rep.Corrupt)
+	if rep.Corrupt > 0 || rep.Foreign > 0 {
+		return found(rep.Corrupt, rep.Foreign)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
+	"github.com/agentstore/agentstore/pkg/artifacts/adkgcs"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
@@ -57,15 +58,26 @@ type Factory struct {
 
 // NewStores returns the registry of store layouts of the command line:
 // erlang-fs (the default for new stores), erlang-fs-sharded, erlang-gcs
-// and google-adk-file (its store app DefaultApp). Adding a layout is one
-// RegisterLayout line here.
+// google-adk-gcs and google-adk-file (its store app DefaultApp). Adding a
+// layout is one RegisterLayout line here.
 func NewStores() *artifacts.URLMux {
 	m, _ := newStores(nil)
 	return m
 }
 
-// newStores is NewStores, also returning the GCS layout, whose unused
-// client Cleanup closes. storeApp, when not nil, gives the store app of
+// closers closes each of its closers.
+type closers []io.Closer
+
+func (c closers) Close() error {
+	var errs []error
+	for _, x := range c {
+		errs = append(errs, x.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// newStores is NewStores, also returning the GCS layouts, whose unused
+// clients Cleanup closes. storeApp, when not nil, gives the store app of
 // google-adk-file stores as they are opened (--store-app).
 func newStores(storeApp func() string) (*artifacts.URLMux, io.Closer) {
 	m := &artifacts.URLMux{}
@@ -75,8 +87,10 @@ func newStores(storeApp func() string) (*artifacts.URLMux, io.Closer) {
 	m.RegisterLayout(fsstore.NewLayout(fsstore.Options{}))
 	m.RegisterLayout(shardedfs.NewLayout(shardedfs.Options{}))
 	m.RegisterLayout(gcs)
+	adk := adkgcs.NewLayout(adkgcs.Options{})
+	m.RegisterLayout(adk)
 	m.RegisterLayout(adkfile.NewLayout(adkfile.LayoutOptions{App: storeApp}))
-	return m, gcs
+	return m, closers{gcs, adk}
 }
 
 // NewFactory returns a Factory over ios with the real clock, a Config that

@@ -1,5 +1,6 @@
 // Package testfixtures holds, embedded, the stores written by the Erlang ADK
-// library itself (copied from the project's shared fixtures so that a fresh
+// library itself and the Cloud Storage objects written by Google ADK's
+// GcsArtifactService (adk-go and ADK JS) (copied from the project's shared fixtures so that a fresh
 // clone is self-contained), and copies them into temporary directories for
 // tests. Tests never change the embedded originals.
 package testfixtures
@@ -8,6 +9,8 @@ import (
 	"bufio"
 	"bytes"
 	"embed"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -16,7 +19,7 @@ import (
 	"strings"
 )
 
-//go:embed all:erlang-adk-fs-v1 all:erlang-adk-gcs-v1 all:erlang-adk-fs-sharded-v1
+//go:embed all:erlang-adk-fs-v1 all:erlang-adk-gcs-v1 all:erlang-adk-fs-sharded-v1 all:google-adk-gcs-go all:google-adk-gcs-js
 var files embed.FS
 
 // FSStore is the name of the filesystem fixture.
@@ -139,4 +142,69 @@ func readExpected(fixture string, hashes bool) ([]Expected, error) {
 		out = append(out, e)
 	}
 	return out, sc.Err()
+}
+
+// The Google ADK Cloud Storage fixtures: every object a real
+// GcsArtifactService left in its bucket, with its Content-Type and
+// metadata (objects.jsonl), and the library's own listing (expected.tsv).
+const (
+	ADKGCSGo = "google-adk-gcs-go" // adk-go 2.2.0, versions from 1
+	ADKGCSJS = "google-adk-gcs-js" // ADK JS 2.0.0, versions from 0
+)
+
+// ADKObject is one object of a Google ADK Cloud Storage fixture.
+type ADKObject struct {
+	Name        string            `json:"name"`
+	ContentType string            `json:"contentType"`
+	Metadata    map[string]string `json:"metadata"`
+	Size        string            `json:"size"`
+	CRC32C      string            `json:"crc32c"`
+	MD5Hash     string            `json:"md5Hash"`
+	// Data is the object's bytes.
+	Data []byte `json:"-"`
+}
+
+// ADKObjects returns the objects of fixture (ADKGCSGo or ADKGCSJS), sorted
+// by name, with their bytes.
+func ADKObjects(fixture string) ([]ADKObject, error) {
+	b, err := files.ReadFile(fixture + "/objects.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	var out []ADKObject
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		var o ADKObject
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			return nil, fmt.Errorf("%s/objects.jsonl: %v", fixture, err)
+		}
+		// Go modules hold no file name with ":": the copy stores it as %3A.
+		if o.Data, err = files.ReadFile(fixture + "/objects/" + strings.ReplaceAll(o.Name, ":", "%3A")); err != nil {
+			return nil, err
+		}
+		if strconv.Itoa(len(o.Data)) != o.Size {
+			return nil, fmt.Errorf("%s: object %s has %d bytes, objects.jsonl says %s", fixture, o.Name, len(o.Data), o.Size)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// ADKExpected returns the lines of fixture's expected.tsv: layout, app,
+// user, session (empty for user: names), name, version, size, SHA-256,
+// MIME type, custom metadata keys (comma-separated), as the library
+// listed them.
+func ADKExpected(fixture string) ([][]string, error) {
+	b, err := files.ReadFile(fixture + "/expected.tsv")
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for line := range strings.SplitSeq(strings.TrimRight(string(b), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 10 {
+			return nil, fmt.Errorf("%s/expected.tsv: line %q has %d fields, want 10", fixture, line, len(f))
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }

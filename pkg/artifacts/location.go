@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -30,27 +31,91 @@ type Location struct {
 	// Prefix is the object prefix of a gs:// location, without leading or
 	// trailing slash; DefaultGCSPrefix when the URI has none.
 	Prefix string
+	// BucketOnly is true for a gs:// location that names only a bucket
+	// (gs://BUCKET): Prefix is then DefaultGCSPrefix for the layouts that
+	// live below a prefix, and layouts whose objects lie at the bucket's
+	// root (google-adk-gcs) use the root.
+	BucketOnly bool
+	// FirstVersion is the number a new name's first version takes, from
+	// the URI's ?first_version=N (0 or 1), for layouts whose writers number
+	// differently (Google ADK's); meaningful only when FirstVersionSet.
+	FirstVersion int64
+	// FirstVersionSet is true when the URI gave ?first_version=N.
+	FirstVersionSet bool
 }
 
-// String formats the location canonically: file:///ROOT or
-// gs://BUCKET/PREFIX.
+// FirstVersionParam is the query parameter of a store URI that sets the
+// number of a new name's first version: gs://BUCKET?first_version=1,
+// file:///DIR?first_version=0.
+const FirstVersionParam = "first_version"
+
+// ObjectRoot returns the object name prefix below which a layout whose
+// objects lie at the bucket's root keeps them: "" for a location naming
+// only a bucket, else Prefix with a trailing slash.
+func (l Location) ObjectRoot() string {
+	if l.BucketOnly {
+		return ""
+	}
+	return l.Prefix + "/"
+}
+
+// String formats the location canonically: file:///ROOT, gs://BUCKET/PREFIX,
+// or gs://BUCKET for a location that names only a bucket; with
+// ?first_version=N when the URI gave it. It parses back to the same
+// Location.
 func (l Location) String() string {
+	q := ""
+	if l.FirstVersionSet {
+		q = "?" + FirstVersionParam + "=" + strconv.FormatInt(l.FirstVersion, 10)
+	}
 	switch l.Scheme {
 	case SchemeGCS:
-		return "gs://" + l.Bucket + "/" + l.Prefix
+		if l.BucketOnly {
+			return "gs://" + l.Bucket + q
+		}
+		return "gs://" + l.Bucket + "/" + l.Prefix + q
 	case SchemeFile:
-		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(l.Root)}).String()
+		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(l.Root)}).String() + q
 	}
 	return ""
 }
 
 // Arg is the location as an operator types it in a --store flag: the
-// directory of a file location, the URI of any other.
+// directory of a file location (its file:// URI when it has
+// ?first_version=N), the URI of any other.
 func (l Location) Arg() string {
-	if l.Scheme == SchemeFile {
+	if l.Scheme == SchemeFile && !l.FirstVersionSet {
 		return l.Root
 	}
 	return l.String()
+}
+
+// parseFirstVersion parses a URI's query: nothing, or first_version=0 or
+// first_version=1.
+func parseFirstVersion(raw string) (n int64, set bool, err error) {
+	if raw == "" {
+		return 0, false, nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return 0, false, fmt.Errorf("query %q does not parse", raw)
+	}
+	for k := range q {
+		if k != FirstVersionParam {
+			return 0, false, fmt.Errorf("unknown query parameter %q (the only one is %s)", k, FirstVersionParam)
+		}
+	}
+	vals := q[FirstVersionParam]
+	if len(vals) != 1 {
+		return 0, false, fmt.Errorf("%s is given %d times", FirstVersionParam, len(vals))
+	}
+	switch vals[0] {
+	case "0":
+		return 0, true, nil
+	case "1":
+		return 1, true, nil
+	}
+	return 0, false, fmt.Errorf("%s=%q: want 0 (ADK Python, Java and JS) or 1 (adk-go)", FirstVersionParam, vals[0])
 }
 
 // ParseLocation parses a store location: a directory path (relative paths
@@ -77,12 +142,18 @@ func ParseLocation(s string) (Location, error) {
 	}
 	switch strings.ToLower(scheme) {
 	case SchemeGCS:
+		rest, query, _ := strings.Cut(rest, "?")
+		fv, fvSet, err := parseFirstVersion(query)
+		if err != nil {
+			return bad("%v", err)
+		}
 		bucket, prefix, _ := strings.Cut(rest, "/")
 		if err := checkBucket(bucket); err != nil {
 			return bad("%v", err)
 		}
 		prefix = strings.Trim(prefix, "/")
-		if prefix == "" {
+		bucketOnly := prefix == ""
+		if bucketOnly {
 			prefix = DefaultGCSPrefix
 		}
 		for _, seg := range strings.Split(prefix, "/") {
@@ -96,7 +167,7 @@ func ParseLocation(s string) (Location, error) {
 		if strings.ContainsAny(prefix, "\r\n") {
 			return bad("prefix contains a line break")
 		}
-		return Location{Scheme: SchemeGCS, Bucket: bucket, Prefix: prefix}, nil
+		return Location{Scheme: SchemeGCS, Bucket: bucket, Prefix: prefix, BucketOnly: bucketOnly, FirstVersion: fv, FirstVersionSet: fvSet}, nil
 	case SchemeFile:
 		u, err := url.Parse(s)
 		if err != nil {
@@ -105,13 +176,17 @@ func ParseLocation(s string) (Location, error) {
 		if u.Host != "" && u.Host != "localhost" {
 			return bad("file URIs must not name a host (use file:///path)")
 		}
-		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return bad("file URIs take no user, query or fragment")
+		if u.Fragment != "" || u.User != nil {
+			return bad("file URIs take no user or fragment")
+		}
+		fv, fvSet, err := parseFirstVersion(u.RawQuery)
+		if err != nil {
+			return bad("%v", err)
 		}
 		if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
 			return bad("file URIs need an absolute path (file:///path)")
 		}
-		return Location{Scheme: SchemeFile, Root: filepath.Clean(filepath.FromSlash(u.Path))}, nil
+		return Location{Scheme: SchemeFile, Root: filepath.Clean(filepath.FromSlash(u.Path)), FirstVersion: fv, FirstVersionSet: fvSet}, nil
 	default:
 		return bad("unsupported scheme %q (want a directory, file:// or gs://)", scheme)
 	}

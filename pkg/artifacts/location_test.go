@@ -26,8 +26,11 @@ func TestParseLocation(t *testing.T) {
 		{"file:///var/lib/x", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
 		{"file://localhost/var/lib/x", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
 		{"file:///with%20space/x", Location{Scheme: SchemeFile, Root: "/with space/x"}, "file:///with%20space/x"},
-		{"gs://my-bucket", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: DefaultGCSPrefix}, "gs://my-bucket/adk-artifacts/v1"},
-		{"gs://my-bucket/", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: DefaultGCSPrefix}, ""},
+		{"gs://my-bucket", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: DefaultGCSPrefix, BucketOnly: true}, "gs://my-bucket"},
+		{"gs://my-bucket/", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: DefaultGCSPrefix, BucketOnly: true}, "gs://my-bucket"},
+		{"gs://my-bucket?first_version=1", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: DefaultGCSPrefix, BucketOnly: true, FirstVersion: 1, FirstVersionSet: true}, "gs://my-bucket?first_version=1"},
+		{"gs://my-bucket/p/q?first_version=0", Location{Scheme: SchemeGCS, Bucket: "my-bucket", Prefix: "p/q", FirstVersionSet: true}, "gs://my-bucket/p/q?first_version=0"},
+		{"file:///var/x?first_version=0", Location{Scheme: SchemeFile, Root: "/var/x", FirstVersionSet: true}, "file:///var/x?first_version=0"},
 		{"gs://my_bucket.example.com/a/b/", Location{Scheme: SchemeGCS, Bucket: "my_bucket.example.com", Prefix: "a/b"}, "gs://my_bucket.example.com/a/b"},
 		{"GS://abc/p", Location{Scheme: SchemeGCS, Bucket: "abc", Prefix: "p"}, ""},
 	}
@@ -55,13 +58,18 @@ func TestParseLocationErrors(t *testing.T) {
 		{"file://host/var/x", "must not name a host"},
 		{"file:relative", "unsupported scheme"}, // no "://": treated as a path? no: see below
 		{"file://", "absolute path"},
-		{"file:///x?q=1", "no user, query or fragment"},
+		{"file:///x?q=1", `unknown query parameter "q"`},
+		{"file:///x#f", "no user or fragment"},
+		{"gs://bucket?first_version=2", `first_version="2": want 0`},
+		{"gs://bucket?first_version=", `first_version="": want 0`},
+		{"gs://bucket?first_version=0&first_version=1", "given 2 times"},
+		{"gs://bucket/p?x=1", `unknown query parameter "x"`},
+		{"gs://bucket?%zz", "does not parse"},
 		{"gs://", "no bucket"},
 		{"gs:///prefix", "no bucket"},
 		{"gs://ab", "3 to 63"},
 		{"gs://" + strings.Repeat("a", 64), "3 to 63"},
 		{"gs://My-Bucket", "character 'M'"},
-		{"gs://bucket?x=1", "character '?'"},
 		{"gs://-bucket", "start and end"},
 		{"gs://bucket-", "start and end"},
 		{"gs://a..b.c", "empty dot-separated part"},
@@ -89,5 +97,28 @@ func TestParseLocationErrors(t *testing.T) {
 		if CodeOf(err) != CodeInvalidArgument {
 			t.Errorf("ParseLocation(%q) code %s, want invalid_argument", tt.in, CodeOf(err))
 		}
+	}
+}
+
+// TestLocationRoundTrip checks that String and Arg parse back to the same
+// Location, the first_version query and a bucket-only URI included.
+func TestLocationRoundTrip(t *testing.T) {
+	for _, in := range []string{"gs://b-1", "gs://b-1?first_version=0", "gs://b-1/p?first_version=1", "file:///x/y?first_version=1", "/x/y"} {
+		l, err := ParseLocation(in)
+		if err != nil {
+			t.Fatalf("ParseLocation(%q): %v", in, err)
+		}
+		for _, s := range []string{l.String(), l.Arg()} {
+			back, err := ParseLocation(s)
+			if err != nil || back != l {
+				t.Errorf("ParseLocation(%q) = %+v, %v; want %+v (from %q)", s, back, err, l, in)
+			}
+		}
+	}
+	if got := (Location{Scheme: SchemeGCS, Bucket: "b", Prefix: DefaultGCSPrefix, BucketOnly: true}).ObjectRoot(); got != "" {
+		t.Errorf("ObjectRoot of a bucket-only location = %q, want the root", got)
+	}
+	if got := (Location{Scheme: SchemeGCS, Bucket: "b", Prefix: "p/q"}).ObjectRoot(); got != "p/q/" {
+		t.Errorf("ObjectRoot = %q, want p/q/", got)
 	}
 }

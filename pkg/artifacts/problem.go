@@ -41,11 +41,18 @@ type Tally struct {
 	// UnreadableCode is CodePermission when any of them was a permission
 	// error, else CodeIO; empty when Unreadable is 0.
 	UnreadableCode Code
+	// Foreign counts objects or files in the store's namespace that are
+	// not part of its layout (CodeForeign): skipped, not problems.
+	Foreign int
 }
 
 // AddName adds one name's walk result.
 func (t *Tally) AddName(n NameUsage) {
 	for _, p := range n.Problems {
+		if p.Code == CodeForeign {
+			t.Foreign++
+			continue
+		}
 		if !p.Unreadable() {
 			t.Problems++
 			continue
@@ -71,6 +78,7 @@ func (t *Tally) Add(o Tally) {
 	t.Bytes = AddSize(t.Bytes, o.Bytes)
 	t.Problems += o.Problems
 	t.Unreadable += o.Unreadable
+	t.Foreign += o.Foreign
 	if o.Unreadable > 0 && t.UnreadableCode != CodePermission {
 		t.UnreadableCode = o.UnreadableCode
 	}

@@ -41,7 +41,10 @@ type Reader struct {
 // is returned.
 //
 // Without verify, body must yield exactly the range; the Reader checks only
-// that it yields the number of bytes the record says the range holds.
+// that it yields the number of bytes the record says the range holds. A
+// body that checks the bytes itself (a checksum the service stored, say)
+// reports a mismatch as an *Error with CodeCorrupt in place of io.EOF, and
+// the Reader passes it on.
 func NewReader(rec Record, body io.ReadCloser, offset, length int64, verify bool) (*Reader, error) {
 	if offset < 0 || length < -1 {
 		body.Close()
@@ -243,8 +246,13 @@ func (r *Reader) readRange(p []byte) (int, error) {
 	if r.remain == 0 {
 		// The range is complete; the source must be at its end too.
 		var one [1]byte
-		if n, _ := r.body.Read(one[:]); n > 0 {
+		n, err := r.body.Read(one[:])
+		if n > 0 {
 			r.err = r.corrupt("range source is longer than expected")
+			return 0, r.err
+		}
+		if CodeOf(err) == CodeCorrupt { // the source's own check failed at its end
+			r.err = err
 			return 0, r.err
 		}
 		r.err = io.EOF
@@ -263,7 +271,10 @@ func (r *Reader) readRange(p []byte) (int, error) {
 		return 0, r.err
 	}
 	if err != nil && err != io.EOF {
-		r.err = Errorf(CodeIO, "read", err, "").With(r.rec.Scope, r.rec.Name, r.rec.Version)
+		r.err = err
+		if CodeOf(err) != CodeCorrupt {
+			r.err = Errorf(CodeIO, "read", err, "").With(r.rec.Scope, r.rec.Name, r.rec.Version)
+		}
 		return n, r.err
 	}
 	return n, nil

@@ -30,6 +30,10 @@ type NamePage struct {
 	Items []NameEntry
 	// NextCursor is the cursor of the next page, empty after the last page.
 	NextCursor string
+	// Foreign counts the objects or files in the scope's namespace that
+	// are not part of the layout and were skipped (see CodeForeign), for
+	// drivers that can tell; the same on every page.
+	Foreign int
 }
 
 // VersionPage is one page of ListVersions.

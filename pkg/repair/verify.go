@@ -69,6 +69,12 @@ type VerifyReport struct {
 	// a file could not be read (code permission_denied or io_error): not
 	// known to be broken, never counted as corrupt.
 	UnreadableItems []CorruptItem `json:"unreadable_items"`
+	// Foreign counts ForeignItems.
+	Foreign int64 `json:"foreign"`
+	// ForeignItems lists the files or objects in the store's namespace
+	// that are not part of its layout (code foreign), by Path: never read
+	// as versions, never guessed at, never counted as corrupt.
+	ForeignItems []CorruptItem `json:"foreign_items"`
 }
 
 // verifyBatch is the most versions handed to a verify worker at once.
@@ -84,7 +90,7 @@ type verifyJob struct {
 // each payload, streaming. Corrupt versions are reported in the report,
 // not as an error; the error is for failures that stopped the check.
 func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (VerifyReport, error) {
-	rep := VerifyReport{CorruptItems: []CorruptItem{}, UnreadableItems: []CorruptItem{}}
+	rep := VerifyReport{CorruptItems: []CorruptItem{}, UnreadableItems: []CorruptItem{}, ForeignItems: []CorruptItem{}}
 	if !st.CanWalk() {
 		return rep, ErrNotWalker
 	}
@@ -114,6 +120,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		mu       sync.Mutex
 		corrupt  []CorruptItem
 		unread   []CorruptItem
+		foreign  []CorruptItem
 		firstErr error
 		checked  atomic.Int64
 		bytes    atomic.Int64
@@ -136,6 +143,10 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		defer mu.Unlock()
 		if code == artifacts.CodePermission || code == artifacts.CodeIO {
 			unread = append(unread, it)
+			return
+		}
+		if code == artifacts.CodeForeign {
+			foreign = append(foreign, it)
 			return
 		}
 		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version >= 0 && next == "" {
@@ -200,7 +211,10 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		}
 		// A scope emptied by deletes (only reservations left) is not
 		// counted, as in listings and quota reports.
-		if slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool { return len(n.Records) > 0 || len(n.Problems) > 0 }) {
+		// Objects that are not part of the layout belong to no scope.
+		if slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
+			return len(n.Records) > 0 || slices.ContainsFunc(n.Problems, func(p artifacts.Problem) bool { return p.Code != artifacts.CodeForeign })
+		}) {
 			rep.Scopes++
 		}
 		var scope *artifacts.Scope
@@ -252,6 +266,9 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 	slices.SortFunc(unread, compareItems)
 	rep.UnreadableItems = append(rep.UnreadableItems, unread...)
 	rep.Unreadable = int64(len(unread))
+	slices.SortFunc(foreign, compareItems)
+	rep.ForeignItems = append(rep.ForeignItems, foreign...)
+	rep.Foreign = int64(len(foreign))
 	if firstErr != nil {
 		return rep, firstErr
 	}

@@ -27,9 +27,48 @@ const inspectShown = 4
 // Close closes it; call Close when Open was never reached.
 type Layout struct {
 	opts Options
+	LazyClient
+}
 
+// LazyClient makes one storage client (NewClient) on first use and holds
+// it until a Store takes it over (Take) or Close closes it: the client of
+// a layout's opener, shared by detection and the Store it opens.
+type LazyClient struct {
 	mu     sync.Mutex
 	client *storage.Client
+}
+
+// Client returns the client, making it on first use.
+func (l *LazyClient) Client(ctx context.Context) (*storage.Client, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.client == nil {
+		c, err := newClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		l.client = c
+	}
+	return l.client, nil
+}
+
+// Take forgets the client: a Store owns it now, and closes it.
+func (l *LazyClient) Take() {
+	l.mu.Lock()
+	l.client = nil
+	l.mu.Unlock()
+}
+
+// Close closes the client that no Store took over.
+func (l *LazyClient) Close() error {
+	l.mu.Lock()
+	c := l.client
+	l.client = nil
+	l.mu.Unlock()
+	if c != nil {
+		return c.Close()
+	}
+	return nil
 }
 
 // NewLayout returns the erlang-gcs layout's opener; its stores are opened
@@ -54,36 +93,12 @@ func (*Layout) Info() artifacts.LayoutInfo {
 	}
 }
 
-func (l *Layout) storageClient(ctx context.Context) (*storage.Client, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.client == nil {
-		c, err := newClient(ctx)
-		if err != nil {
-			return nil, err
-		}
-		l.client = c
-	}
-	return l.client, nil
-}
-
-// Close closes the client that no Store took over.
-func (l *Layout) Close() error {
-	l.mu.Lock()
-	c := l.client
-	l.client = nil
-	l.mu.Unlock()
-	if c != nil {
-		return c.Close()
-	}
-	return nil
-}
-
-// children lists up to n immediate children of prefix/ in the bucket:
-// object base names, and sub-prefixes with a trailing slash.
+// children lists up to n immediate children of prefix/ (of the bucket's
+// root for "") in the bucket: object base names, and sub-prefixes with a
+// trailing slash.
 func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix string, n int) ([]string, error) {
 	const op = "open"
-	client, err := l.storageClient(ctx)
+	client, err := l.Client(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,18 +109,11 @@ func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix st
 	}
 	// The same bounded retries as the Store's requests: a service that is
 	// down fails promptly as unavailable.
-	o := l.opts
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
+	bkt := client.Bucket(loc.Bucket).Retryer(RetryOptions(l.opts)...)
+	if prefix != "" {
+		prefix += "/"
 	}
-	if o.RetryInitial <= 0 {
-		o.RetryInitial = DefaultRetryInitial
-	}
-	if o.RetryMax <= 0 {
-		o.RetryMax = DefaultRetryMax
-	}
-	bkt := client.Bucket(loc.Bucket).Retryer(retryOptions(o)...)
-	it := bkt.Objects(ctx, &storage.Query{Prefix: prefix + "/", Delimiter: "/"})
+	it := bkt.Objects(ctx, &storage.Query{Prefix: prefix, Delimiter: "/"})
 	it.PageInfo().MaxSize = n
 	var out []string
 	for len(out) < n {
@@ -123,17 +131,34 @@ func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix st
 		if a.Prefix != "" {
 			name = a.Prefix
 		}
-		out = append(out, strings.TrimPrefix(name, prefix+"/"))
+		out = append(out, strings.TrimPrefix(name, prefix))
 	}
 	return out, nil
 }
 
 // Inspect is the Inspector of gs:// locations: a prefix exists when an
-// object lies below it.
+// object lies below it; a location naming only a bucket also when the
+// bucket holds any object.
 func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts.Contents, error) {
 	kids, err := l.children(ctx, loc, loc.Prefix, inspectShown+1)
 	if err != nil {
 		return artifacts.Contents{}, err
+	}
+	if len(kids) == 0 && loc.BucketOnly {
+		// gs://BUCKET is also the bucket's root, where the layouts of
+		// Google ADK keep their objects.
+		root, err := l.children(ctx, loc, "", inspectShown+1)
+		if err != nil {
+			return artifacts.Contents{}, err
+		}
+		if len(root) > 0 {
+			shown := root[:min(inspectShown, len(root))]
+			found := "objects in bucket " + loc.Bucket + ": " + strings.Join(shown, ", ")
+			if len(root) > inspectShown {
+				found += " and more"
+			}
+			return artifacts.Contents{Exists: true, Found: found}, nil
+		}
 	}
 	if len(kids) == 0 {
 		return artifacts.Contents{Found: "no object lies below " + loc.Prefix + "/"}, nil
@@ -170,7 +195,7 @@ func (l *Layout) Guess(ctx context.Context, loc artifacts.Location) string {
 // Open opens the store at loc with the layout's client, which the Store
 // then owns. Nothing is created: objects are written by puts.
 func (l *Layout) Open(ctx context.Context, loc artifacts.Location, _ bool) (artifacts.Driver, error) {
-	client, err := l.storageClient(ctx)
+	client, err := l.Client(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -178,9 +203,7 @@ func (l *Layout) Open(ctx context.Context, loc artifacts.Location, _ bool) (arti
 	if err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	l.client = nil
-	l.mu.Unlock()
+	l.Take()
 	s.owned = true
 	return s, nil
 }

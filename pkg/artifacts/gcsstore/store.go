@@ -216,6 +216,28 @@ func OpenURI(ctx context.Context, bucket, prefix string, opts Options) (*Store, 
 	return s, nil
 }
 
+// NewClient makes a storage client as OpenURI does: Application Default
+// Credentials, or, when STORAGE_EMULATOR_HOST is set, that emulator without
+// authentication through the JSON API. Other Cloud Storage layouts use it.
+func NewClient(ctx context.Context) (*storage.Client, error) { return newClient(ctx) }
+
+// RetryOptions returns the retry configuration of one request for o (its
+// zero fields at their defaults): bounded exponential backoff, idempotent
+// operations only, at most MaxAttempts attempts. Other Cloud Storage
+// layouts use it to retry as this one does.
+func RetryOptions(o Options) []storage.RetryOption {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.RetryInitial <= 0 {
+		o.RetryInitial = DefaultRetryInitial
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	return retryOptions(o)
+}
+
 // newClient makes the storage client of OpenURI and the layout's opener.
 func newClient(ctx context.Context) (*storage.Client, error) {
 	var copts []option.ClientOption
@@ -335,6 +357,21 @@ func isPrecondition(err error) bool { return httpCode(err) == 412 }
 func isNotExist(err error) bool {
 	return errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) || httpCode(err) == 404
 }
+
+// Classify turns an error of the storage client into an *artifacts.Error
+// with the adapter's codes (timeout, canceled, not_found, permission_denied,
+// conflict for a failed precondition, unavailable, io_error), for code
+// outside the adapter that uses the client directly, such as the
+// google-adk-gcs driver.
+func Classify(ctx context.Context, op string, err error, format string, args ...any) *artifacts.Error {
+	return classify(ctx, op, err, format, args...)
+}
+
+// IsNotExist reports whether err says an object or bucket does not exist.
+func IsNotExist(err error) bool { return isNotExist(err) }
+
+// HTTPCode returns the HTTP status of a Cloud Storage error, 0 if none.
+func HTTPCode(err error) int { return httpCode(err) }
 
 // classify turns an error of the storage client into an *artifacts.Error:
 // a done context is a timeout (or cancellation), 404 not found, 401 and 403

@@ -1,0 +1,159 @@
+package adkgcs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
+)
+
+// detectSample is how many objects detection reads, at most.
+const detectSample = 1000
+
+// Layout is the google-adk-gcs opener for an artifacts.URLMux. A location
+// naming only a bucket (gs://BUCKET) is the bucket's root, where ADK keeps
+// its objects; gs://BUCKET/PREFIX is below PREFIX/. It makes one storage
+// client on first use, shared by detection, and hands it to the Store that
+// Open returns; call Close when Open was never reached.
+type Layout struct {
+	opts Options
+	gcsstore.LazyClient
+}
+
+// NewLayout returns the layout's opener; its stores are opened with opts
+// (and the location's ?first_version=N).
+func NewLayout(opts Options) *Layout { return &Layout{opts: opts} }
+
+// Info describes the layout.
+func (*Layout) Info() artifacts.LayoutInfo {
+	return artifacts.LayoutInfo{
+		Name:    LayoutName,
+		Scheme:  artifacts.SchemeGCS,
+		Writer:  "Google ADK GcsArtifactService (adk-go, ADK Python, Java, JS)",
+		Marker:  "gs://BUCKET holds {app}/{user}/{session|user}/{filename}/{version} objects and no adk-artifacts/",
+		Example: "gs://my-adk-bucket",
+		Facts: []string{
+			"{app}/{user}/{session}/{filename}/{version} and {app}/{user}/user/{filename}/{version}; no app scope",
+			"versions start at 1 where adk-go wrote the bucket, else at 0 (?first_version=N on the store URI overrides)",
+			"numbers are max+1 over a listing: deleting a name's highest version lets ADK hand it out again",
+			"no digest is stored: reads check the CRC32C Cloud Storage computed; ranges are checked by size only",
+			"Content-Type is the MIME type, object metadata the custom metadata (strings); no lifetime ceilings",
+			"agentstore creates objects with ifGenerationMatch=0 and deletes them on the generation it listed",
+		},
+	}
+}
+
+// sample reads up to n object names below the location's root, flat, and
+// whether the root's top level holds adk-artifacts/ (the Erlang layouts'
+// default prefix).
+func (l *Layout) sample(ctx context.Context, loc artifacts.Location, n int) (names []string, erlang bool, err error) {
+	client, err := l.Client(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
+		defer cancel()
+	}
+	root := loc.ObjectRoot()
+	bkt := client.Bucket(loc.Bucket).Retryer(gcsstore.RetryOptions(l.opts.Retry)...)
+	q := &storage.Query{Prefix: root + "adk-artifacts/"}
+	_ = q.SetAttrSelection([]string{"Name"})
+	it := bkt.Objects(ctx, q)
+	it.PageInfo().MaxSize = 1
+	if _, err := it.Next(); err == nil {
+		erlang = true
+	} else if err != iterator.Done {
+		return nil, false, classifyOpen(ctx, loc, err)
+	}
+	q = &storage.Query{Prefix: root}
+	_ = q.SetAttrSelection([]string{"Name"})
+	it = bkt.Objects(ctx, q)
+	it.PageInfo().MaxSize = n
+	for len(names) < n {
+		a, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			return nil, false, classifyOpen(ctx, loc, err)
+		}
+		names = append(names, strings.TrimPrefix(a.Name, root))
+	}
+	return names, erlang, nil
+}
+
+func classifyOpen(ctx context.Context, loc artifacts.Location, err error) error {
+	if gcsstore.IsNotExist(err) {
+		return artifacts.Errorf(artifacts.CodeNotFound, "open", nil, "bucket %q does not exist", loc.Bucket)
+	}
+	return gcsstore.Classify(ctx, "open", err, "bucket %q is not readable", loc.Bucket)
+}
+
+// Detect reports whether the root holds ADK version objects (one among the
+// first 1,000 objects parses) and no adk-artifacts/ prefix.
+func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, error) {
+	names, erlang, err := l.sample(ctx, loc, detectSample)
+	if err != nil || erlang {
+		return false, err
+	}
+	for _, n := range names {
+		if _, err := parseObject(n); err == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Guess names --layout for a root that holds objects none of which parse
+// as ADK versions, and for one that holds ADK objects beside adk-artifacts/.
+func (l *Layout) Guess(ctx context.Context, loc artifacts.Location) string {
+	names, erlang, err := l.sample(ctx, loc, detectSample)
+	if err != nil || len(names) == 0 {
+		return ""
+	}
+	adk := 0
+	for _, n := range names {
+		if _, err := parseObject(n); err == nil {
+			adk++
+		}
+	}
+	switch {
+	case adk > 0 && erlang:
+		return fmt.Sprintf("it also holds Google ADK objects beside adk-artifacts/: give --layout %s to read those", LayoutName)
+	case adk == 0 && !erlang && !strings.Contains(loc.Prefix, "/s/") && loc.BucketOnly:
+		return fmt.Sprintf("none of its first objects is a Google ADK artifact ({app}/{user}/{session}/{filename}/{version}); to read it as one anyway give --layout %s", LayoutName)
+	}
+	return ""
+}
+
+// Open opens the store at loc with the layout's client, which the Store
+// then owns. Nothing is created: objects are written by puts.
+func (l *Layout) Open(ctx context.Context, loc artifacts.Location, _ bool) (artifacts.Driver, error) {
+	client, err := l.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts := l.opts
+	if loc.FirstVersionSet {
+		opts.FirstVersion, opts.FirstVersionSet = loc.FirstVersion, true
+	}
+	root := ""
+	if !loc.BucketOnly {
+		root = loc.Prefix
+	}
+	s, err := Open(ctx, client, loc.Bucket, root, opts)
+	if err != nil {
+		return nil, err
+	}
+	l.Take()
+	s.owned = true
+	return s, nil
+}

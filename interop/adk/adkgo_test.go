@@ -226,7 +226,7 @@ func TestADKGoWorkspace(t *testing.T) {
 	if h.Version != 2 || h.Files != 2 {
 		t.Errorf("ws hydrate: %+v, want v2 with 2 files", h)
 	}
-	if got := treeFiles(t, filepath.Join(fresh, workspace.DirName(sc.User, sc.Session))); !maps.Equal(got, next) {
+	if got := treeFiles(t, filepath.Join(fresh, workspace.DirName(sc.App, sc.User, sc.Session))); !maps.Equal(got, next) {
 		t.Errorf("hydrated %q, want %q", got, next)
 	}
 	a.verify(st)

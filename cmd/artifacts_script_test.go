@@ -686,7 +686,7 @@ func TestArtifactsDeleteStaleInProcess(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Deleted) != 3 {
 		t.Fatalf("result %s: %v", out, err)
 	}
-	if _, err := st.Stat(context.Background(), scope, "config/settings.json", 0); !artifacts.IsNotFound(err) {
+	if _, err := st.Stat(context.Background(), scope, "config/settings.json", artifacts.Latest); !artifacts.IsNotFound(err) {
 		t.Errorf("after delete, stat: %v", err)
 	}
 }

@@ -23,29 +23,16 @@ import (
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 )
 
 // Scope is the JSON form of a scope: {"kind","app","user","session"} with
-// only the parts its kind has.
-type Scope struct {
-	Kind    string `json:"kind"`
-	App     string `json:"app"`
-	User    string `json:"user,omitempty"`
-	Session string `json:"session,omitempty"`
-}
+// only the parts its kind has; the same form plans use.
+type Scope = deletion.Scope
 
 // ScopeJSON converts s into its JSON form, keeping only the parts its kind
 // has.
-func ScopeJSON(s artifacts.Scope) Scope {
-	out := Scope{Kind: string(s.Kind), App: s.App}
-	switch s.Kind {
-	case artifacts.KindUser:
-		out.User = s.User
-	case artifacts.KindSession:
-		out.User, out.Session = s.User, s.Session
-	}
-	return out
-}
+func ScopeJSON(s artifacts.Scope) Scope { return deletion.ScopeOf(s) }
 
 // deps are the dependencies every command of the group takes from the
 // Factory, as lazy functions so tests can replace each.

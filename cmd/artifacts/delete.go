@@ -2,6 +2,7 @@ package artifactscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 )
 
 // DeleteOptions holds the flag values and dependencies of
@@ -43,6 +46,9 @@ type DeleteOptions struct {
 	// ConfirmFile is --confirm-file: a file holding the plan's JSON, or
 	// "-" for standard input.
 	ConfirmFile string
+	// AllowNumberReuse is --allow-number-reuse: execute a plan that
+	// deletes a name's highest version in a layout that reuses numbers.
+	AllowNumberReuse bool
 }
 
 // DeletedVersion is one version a delete removed.
@@ -66,8 +72,10 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *DeleteOptions)
 		Short: "Delete versions of an artifact after confirming a plan",
 		Long: `Delete published versions of the artifact NAME in a scope: one version
 (--version V), the latest (--latest) or every published version
-(--all-versions). Their reservations stay, so version numbers are never
-reused.
+(--all-versions). In the Erlang layouts their reservations stay, so
+version numbers are never reused. In layouts that hand a number out again
+(the Google ADK layouts), a plan that deletes a name's highest version
+says so ("reused_number") and is executed only with --allow-number-reuse.
 
 Deleting takes two runs. Without a confirmation the command computes the
 plan, prints it (a readable summary on a terminal, the JSON plan with
@@ -88,7 +96,11 @@ planned and deleted like any other, which is how such a version is removed.
 The plan:
   {"action": "delete", "store": URI, "scope": S, "name": NAME,
    "selector": "version=V" | "latest" | "all-versions",
-   "versions": [{"version", "size", "digest"}], "plan_id": ID}
+   "versions": [{"version", "size", "digest", "token"}],
+   "reused_number": N, "note": TEXT, "plan_id": ID}
+token, reused_number and note appear only when set: token binds a version
+whose bytes the layout could change under the same number (a GCS object
+generation, a file's size and time).
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON: the plan
 without plan_id, marshalled by Go's encoding/json with the fields in exactly
 the order above (scope: kind, app, user, session, leaving out the parts its
@@ -132,8 +144,8 @@ On success: {"deleted": [{"version", "digest"}], "plan_id": ID}.`,
 			case len(given) > 1:
 				return cmdutil.Usagef("%s cannot be combined: give one of --version V, --latest or --all-versions", strings.Join(given, " and "))
 			case fl.Changed("version"):
-				if opts.Version < 1 {
-					return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: versions start at 1", opts.Version)}
+				if opts.Version < 0 {
+					return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: want a version number", opts.Version)}
 				}
 				opts.Selector = artifacts.Selector{Kind: artifacts.SelectVersion, Version: opts.Version}
 			case fl.Changed("latest"):
@@ -168,6 +180,7 @@ On success: {"deleted": [{"version", "digest"}], "plan_id": ID}.`,
 	fl.BoolVar(&opts.AllVersions, "all-versions", false, "delete every published version")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the plan to execute: its JSON or its plan_id")
 	fl.StringVar(&opts.ConfirmFile, "confirm-file", "", "read the plan's JSON from `FILE` (- for standard input)")
+	fl.BoolVar(&opts.AllowNumberReuse, "allow-number-reuse", false, "execute a plan that deletes a name's highest version in a layout that hands numbers out again")
 	cmdutil.SetExitStatusNote(cmd, `4 when no confirmation was given (confirmation_required: the plan is
   printed), when the plan no longer matches the store (stale_confirmation),
   or when the plan given was modified or is for another command; nothing
@@ -182,12 +195,12 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	var conf *Confirmation
+	var conf *deletion.Confirmation
 	switch {
 	case opts.ConfirmSet:
-		c, err := ParseConfirmation(opts.Confirm)
+		c, err := deletion.ParseConfirmation(opts.Confirm)
 		if err != nil {
-			return err
+			return confirmUsage(err)
 		}
 		conf = &c
 	case opts.ConfirmFile != "":
@@ -205,7 +218,7 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := ComputePlan(ctx, st, u.String(), opts.Scope, opts.Name, opts.Selector)
+	plan, err := deletion.ComputePlan(ctx, st, u.String(), opts.Scope, opts.Name, opts.Selector)
 	if err != nil {
 		if conf != nil && artifacts.IsNotFound(err) {
 			return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
@@ -228,16 +241,13 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 		return err
 	}
 	res := DeleteResult{Deleted: []DeletedVersion{}, PlanID: plan.PlanID}
-	var delErr error
-	for _, v := range plan.Versions {
-		recs, err := st.Delete(ctx, opts.Scope, opts.Name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: v.Version})
-		for _, r := range recs {
-			res.Deleted = append(res.Deleted, DeletedVersion{Version: r.Version, Digest: r.Digest})
-		}
-		if err != nil {
-			delErr = err
-			break
-		}
+	recs, delErr := deletion.Execute(ctx, st, plan, deletion.ExecOptions{AllowNumberReuse: opts.AllowNumberReuse})
+	for _, r := range recs {
+		res.Deleted = append(res.Deleted, DeletedVersion{Version: r.Version, Digest: r.Digest})
+	}
+	var cerr *cmdutil.ConfirmationError
+	if errors.As(delErr, &cerr) && len(recs) == 0 {
+		return delErr
 	}
 	if jsonOut {
 		err = output.JSON(opts.IO.Out, res)
@@ -250,16 +260,28 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	return err
 }
 
-func readConfirmFile(opts *DeleteOptions) (Confirmation, error) {
+func readConfirmFile(opts *DeleteOptions) (deletion.Confirmation, error) {
 	if opts.ConfirmFile == "-" {
-		return ReadConfirmation(opts.IO.In)
+		c, err := deletion.ReadConfirmation(opts.IO.In)
+		return c, confirmUsage(err)
 	}
 	f, err := os.Open(opts.ConfirmFile)
 	if err != nil {
-		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("--confirm-file: %v", err)}
+		return deletion.Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("--confirm-file: %v", err)}
 	}
 	defer f.Close()
-	return ReadConfirmation(f)
+	c, err := deletion.ReadConfirmation(f)
+	return c, confirmUsage(err)
+}
+
+// confirmUsage makes a confirmation that is neither a plan_id nor a plan
+// a usage error (exit status 2); other errors pass unchanged.
+func confirmUsage(err error) error {
+	var pe *plan.ParseError
+	if errors.As(err, &pe) {
+		return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: err}
+	}
+	return err
 }
 
 func countVersions(n int) string {
@@ -270,7 +292,7 @@ func countVersions(n int) string {
 }
 
 // nextCommand is the command line that confirms plan.
-func nextCommand(opts *DeleteOptions, plan Plan) string {
+func nextCommand(opts *DeleteOptions, plan deletion.Plan) string {
 	args := []string{"agentstore", "artifacts", "delete", "--store", shell.Quote(plan.Store)}
 	args = append(args, scopeArgs(opts.Scope)...)
 	args = append(args, "--name", shell.Quote(opts.Name))
@@ -286,7 +308,7 @@ func nextCommand(opts *DeleteOptions, plan Plan) string {
 	return strings.Join(args, " ")
 }
 
-func printPlan(opts *DeleteOptions, plan Plan, jsonOut bool) error {
+func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 	if jsonOut {
 		return output.JSON(opts.IO.Out, plan)
 	}
@@ -300,7 +322,11 @@ func printPlan(opts *DeleteOptions, plan Plan, jsonOut bool) error {
 	fmt.Fprintf(w, "  scope:    %s\n", opts.Scope)
 	fmt.Fprintf(w, "  store:    %s\n", plan.Store)
 	fmt.Fprintf(w, "  selector: %s\n", plan.Selector)
-	fmt.Fprintf(w, "  plan_id:  %s\n\n", plan.PlanID)
+	fmt.Fprintf(w, "  plan_id:  %s\n", plan.PlanID)
+	if plan.ReusedNumber != nil {
+		fmt.Fprintf(w, "  %s %s; confirming needs --allow-number-reuse\n", st.Warn("warning:"), plan.Note)
+	}
+	fmt.Fprintln(w)
 	t := output.NewTable(opts.IO, "VERSION", "SIZE", "DIGEST")
 	t.NoTruncate(0, 1)
 	for _, v := range plan.Versions {
@@ -309,7 +335,7 @@ func printPlan(opts *DeleteOptions, plan Plan, jsonOut bool) error {
 	return t.Render()
 }
 
-func printDeleted(opts *DeleteOptions, plan Plan, res DeleteResult) error {
+func printDeleted(opts *DeleteOptions, plan deletion.Plan, res DeleteResult) error {
 	st := output.NewStyles(opts.IO)
 	fmt.Fprintf(opts.IO.Out, "%s %s of %q in %s (plan %s)\n", st.OK("Deleted"),
 		countVersions(len(res.Deleted)), plan.Name, opts.Scope, res.PlanID)

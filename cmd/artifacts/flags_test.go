@@ -132,7 +132,7 @@ func TestDeleteFlags(t *testing.T) {
 		{"no selector", nil, nil},
 		{"two selectors", []string{"--latest", "--all-versions"}, nil},
 		{"version and latest", []string{"--version", "1", "--latest"}, nil},
-		{"version 0", []string{"--version", "0"}, nil},
+		{"version -1", []string{"--version", "-1"}, nil},
 		{"version -2", []string{"--version", "-2"}, nil},
 		{"version not a number", []string{"--version", "v2"}, nil},
 		{"latest=false", []string{"--latest=false"}, nil},

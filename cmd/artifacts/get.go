@@ -32,7 +32,8 @@ type GetOptions struct {
 	Scope artifacts.Scope
 	// Name is the artifact name (--name).
 	Name string
-	// Version is the version to read (--version); 0 is the latest.
+	// Version is the version to read (--version); artifacts.Latest when it
+	// was not given.
 	Version int64
 	// Output is -O: a file to create, or "-" for standard output.
 	Output string
@@ -93,6 +94,9 @@ JSON (with -O FILE, on stdout):
 			}
 			if opts.Version < 0 {
 				return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: want a version number (or leave it out for the latest)", opts.Version)}
+			}
+			if !cmd.Flags().Changed("version") {
+				opts.Version = artifacts.Latest
 			}
 			if opts.Output == "" {
 				return cmdutil.Usagef("-O is required: -O FILE writes the payload to FILE, -O - to standard output")

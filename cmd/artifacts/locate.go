@@ -23,7 +23,7 @@ type LocateOptions struct {
 	Scope artifacts.Scope
 	// Name is the artifact name (--name).
 	Name string
-	// Version is --version; 0 is the latest.
+	// Version is --version; artifacts.Latest when it was not given.
 	Version int64
 }
 
@@ -71,6 +71,9 @@ JSON: {"scope": S, "name", "version", "files": [{"role", "location",
 			if opts.Version < 0 {
 				return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("invalid --version %d: want a version number", opts.Version)}
 			}
+			if !cmd.Flags().Changed("version") {
+				opts.Version = artifacts.Latest
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -95,8 +98,8 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 		return err
 	}
 	v := opts.Version
-	if v == 0 {
-		rec, err := st.Stat(ctx, opts.Scope, opts.Name, 0)
+	if v == artifacts.Latest {
+		rec, err := st.Stat(ctx, opts.Scope, opts.Name, artifacts.Latest)
 		if artifacts.IsNotFound(err) {
 			if cerr := cmdutil.CheckScope(ctx, st, opts.Scope); cerr != nil {
 				return cerr

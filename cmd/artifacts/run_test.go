@@ -17,6 +17,7 @@ import (
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/testfixtures"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
 
@@ -273,7 +274,7 @@ func TestDeleteRun(t *testing.T) {
 	if err := e.delete(sel...); cmdutil.ExitCode(err) != cmdutil.ExitConfirmation {
 		t.Fatalf("plan: %v", err)
 	}
-	c, err := ParseConfirmation(e.out.String())
+	c, err := deletion.ParseConfirmation(e.out.String())
 	if err != nil || c.Plan == nil || len(c.Plan.Versions) != 2 || c.Plan.Store != fixedStoreURI.String() {
 		t.Fatalf("plan %q: %v", e.out, err)
 	}

@@ -82,7 +82,10 @@ new, modified, or the kind of an entry a snapshot cannot hold).`,
 				return err
 			}
 			if opts.Version < 0 {
-				return cmdutil.Usagef("--version must be a positive version number (0 or absent: the latest), not %d", opts.Version)
+				return cmdutil.Usagef("--version must be a version number (absent: the latest), not %d", opts.Version)
+			}
+			if !cmd.Flags().Changed("version") {
+				opts.Version = artifacts.Latest
 			}
 			if opts.Force && opts.To != "" {
 				return cmdutil.Usagef("give --force or --to, not both: --to never touches the workspace")

@@ -123,7 +123,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		if sc, ok := in.Scope(); ok {
 			it.Scope = scopeJSON(sc)
 		}
-		if in.SnapshotVersion > 0 {
+		if in.HasSnapshot {
 			v := in.SnapshotVersion
 			it.SnapshotVersion = &v
 		}

@@ -386,7 +386,7 @@ func sweepOutput(rep *sweep.Report) SweepOutput {
 			IdleSeconds: int64(it.Idle / time.Second),
 			Code:        it.Code, Omitted: it.Omitted,
 		}
-		if it.SnapshotVersion > 0 {
+		if it.HasSnapshot {
 			v := it.SnapshotVersion
 			si.SnapshotVersion = &v
 		}
@@ -446,7 +446,7 @@ func printSweep(ios *iostreams.IOStreams, now time.Time, rep *sweep.Report) {
 			scope = it.Scope.String()
 		}
 		snap := "-"
-		if it.SnapshotVersion > 0 {
+		if it.HasSnapshot {
 			snap = "v" + strconv.FormatInt(it.SnapshotVersion, 10)
 			if it.Decision == sweep.WouldRemove {
 				snap = "~" + snap

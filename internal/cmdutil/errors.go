@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
+	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -28,8 +29,8 @@ const (
 const (
 	CodeUsage                = "usage_error"
 	CodeProblemsFound        = "problems_found"
-	CodeConfirmationRequired = "confirmation_required"
-	CodeStaleConfirmation    = "stale_confirmation"
+	CodeConfirmationRequired = plan.CodeConfirmationRequired
+	CodeStaleConfirmation    = plan.CodeStaleConfirmation
 	CodeLocked               = "locked"
 	CodeUnsupportedStore     = "unsupported_store"
 	CodeConfigError          = "config_error"
@@ -86,24 +87,9 @@ func (e *ProblemsFound) ErrorCode() string { return CodeProblemsFound }
 
 // ConfirmationError says a destructive command needs a confirmation, or
 // the confirmation given no longer matches the plan; nothing was changed.
-// Exit status 4.
-type ConfirmationError struct {
-	// Stale is true when a confirmation was given but no longer matches.
-	Stale bool
-	// Msg explains what to do next.
-	Msg string
-}
-
-// Error returns Msg.
-func (e *ConfirmationError) Error() string { return e.Msg }
-
-// ErrorCode returns "stale_confirmation" or "confirmation_required".
-func (e *ConfirmationError) ErrorCode() string {
-	if e.Stale {
-		return CodeStaleConfirmation
-	}
-	return CodeConfirmationRequired
-}
+// Exit status 4. It is the one confirmation error of every
+// plan-then-confirm command (package internal/plan).
+type ConfirmationError = plan.ConfirmationError
 
 // LockedError says another process holds the lock on a store or scratch
 // root; nothing was changed. Exit status 5. Lock packages may return any

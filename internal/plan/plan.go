@@ -102,3 +102,32 @@ func Read[P any](r io.Reader, max int, kind string) (p *P, id string, err error)
 	}
 	return Parse[P](string(b), kind)
 }
+
+// The codes of a ConfirmationError.
+const (
+	CodeConfirmationRequired = "confirmation_required"
+	CodeStaleConfirmation    = "stale_confirmation"
+)
+
+// ConfirmationError is the one error of every plan-then-confirm command:
+// the command needs a confirmation, or the confirmation given does not
+// match the plan computed again (Stale), or was modified or made for
+// another command. Nothing was changed. Its ErrorCode makes the command
+// line exit with status 4.
+type ConfirmationError struct {
+	// Stale is true when a confirmation was given but no longer matches.
+	Stale bool
+	// Msg explains what happened and what to do next.
+	Msg string
+}
+
+// Error returns Msg.
+func (e *ConfirmationError) Error() string { return e.Msg }
+
+// ErrorCode returns "stale_confirmation" or "confirmation_required".
+func (e *ConfirmationError) ErrorCode() string {
+	if e.Stale {
+		return CodeStaleConfirmation
+	}
+	return CodeConfirmationRequired
+}

@@ -41,7 +41,7 @@ func BenchmarkPortableOverhead(b *testing.B) {
 		})
 		b.Run("Stat/"+via, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := d.Stat(ctx, scope, "reports/050", 0); err != nil {
+				if _, err := d.Stat(ctx, scope, "reports/050", artifacts.Latest); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -44,12 +44,12 @@ type Driver interface {
 	// Put streams r into a new version of name in scope and returns its
 	// published record.
 	Put(ctx context.Context, scope Scope, name string, r io.Reader, opts PutOptions) (Record, error)
-	// Get opens a version (0 means the latest) for verified reading.
+	// Get opens a version (Latest for the latest) for verified reading.
 	Get(ctx context.Context, scope Scope, name string, version int64) (*Reader, error)
 	// GetRange opens length bytes at offset of a version (0 means the
 	// latest); length -1 reads to the end. See Capabilities.VerifiedRanges.
 	GetRange(ctx context.Context, scope Scope, name string, version int64, offset, length int64) (*Reader, error)
-	// Stat returns the record of a version (0 means the latest) without
+	// Stat returns the record of a version (Latest for the latest) without
 	// reading its payload.
 	Stat(ctx context.Context, scope Scope, name string, version int64) (Record, error)
 	// ListNames returns a page of the scope's names that have at least one

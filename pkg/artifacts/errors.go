@@ -66,6 +66,11 @@ const (
 	// CodeUnknownLayout means a location holds something, but no store of a
 	// layout this build knows (or not of the layout asked for).
 	CodeUnknownLayout Code = "unknown_layout"
+	// CodeForeign classifies a Problem, never an error a call returns: an
+	// object or file inside the store's namespace that does not parse as
+	// part of its layout (a non-numeric version segment, too few segments,
+	// an ambiguous id). It is reported by name and never guessed at.
+	CodeForeign Code = "foreign"
 )
 
 // Error is the error type every Store returns. It carries a stable Code and

@@ -40,9 +40,10 @@ type Store struct {
 
 // NewStore returns the portable Store over d. The driver's Capabilities
 // are read once; zero fields take their defaults: MaxPageLimit
-// DefaultMaxPageLimit, MaxScanEntries DefaultMaxScanEntries, FirstVersion
-// 1, MaxRecordBytes MaxRecordFileBytes, MaxNameBytes MaxNameBytes, and
-// ScopeKinds all three kinds.
+// DefaultMaxPageLimit, MaxScanEntries DefaultMaxScanEntries,
+// MaxRecordBytes MaxRecordFileBytes, MaxNameBytes MaxNameBytes, and
+// ScopeKinds all three kinds. FirstVersion has no default: 0 is a layout
+// that numbers from 0, and a negative one is taken as 1.
 func NewStore(d Driver) *Store {
 	c := d.Capabilities()
 	if c.MaxPageLimit <= 0 {
@@ -51,7 +52,7 @@ func NewStore(d Driver) *Store {
 	if c.MaxScanEntries <= 0 {
 		c.MaxScanEntries = DefaultMaxScanEntries
 	}
-	if c.FirstVersion <= 0 {
+	if c.FirstVersion < 0 {
 		c.FirstVersion = 1
 	}
 	if c.MaxRecordBytes <= 0 {
@@ -110,7 +111,9 @@ func (s *Store) checkName(name string) error {
 	return nil
 }
 
-// checkArtifact validates a scope, a name and a version (0: the latest).
+// checkArtifact validates a scope, a name and a version (Latest, or a
+// number). A number below the layout's first version is CodeNotFound: it
+// can name no version of this store.
 func (s *Store) checkArtifact(op string, scope Scope, name string, version int64) error {
 	if err := s.checkScope(op, scope); err != nil {
 		return err
@@ -118,8 +121,20 @@ func (s *Store) checkArtifact(op string, scope Scope, name string, version int64
 	if err := s.checkName(name); err != nil {
 		return err
 	}
-	if version < 0 {
+	return s.checkVersion(op, version)
+}
+
+// checkVersion refuses a negative version other than Latest
+// (CodeInvalidArgument) and one below Capabilities.FirstVersion
+// (CodeNotFound).
+func (s *Store) checkVersion(op string, version int64) error {
+	switch {
+	case version == Latest:
+		return nil
+	case version < 0:
 		return Errorf(CodeInvalidArgument, op, nil, "version %d is negative", version)
+	case version < s.caps.FirstVersion:
+		return Errorf(CodeNotFound, op, nil, "no version %d: this store numbers versions from %d", version, s.caps.FirstVersion)
 	}
 	return nil
 }
@@ -179,7 +194,7 @@ func (s *Store) checkPut(op string, scope Scope, name string, opts PutOptions) e
 
 var probeDigest = strings.Repeat("0", 64)
 
-// Get opens a version (0 means the latest) for verified reading.
+// Get opens a version (Latest for the latest) for verified reading.
 func (s *Store) Get(ctx context.Context, scope Scope, name string, version int64) (*Reader, error) {
 	if err := s.checkArtifact("get", scope, name, version); err != nil {
 		return nil, refuse(err, scope, name, version)
@@ -187,8 +202,8 @@ func (s *Store) Get(ctx context.Context, scope Scope, name string, version int64
 	return s.drv.Get(ctx, scope, name, version)
 }
 
-// GetRange opens length bytes at offset of a version (0 means the latest);
-// length -1 reads to the end. See Capabilities.VerifiedRanges.
+// GetRange opens length bytes at offset of a version (Latest for the
+// latest); length -1 reads to the end. See Capabilities.VerifiedRanges.
 func (s *Store) GetRange(ctx context.Context, scope Scope, name string, version, offset, length int64) (*Reader, error) {
 	const op = "get"
 	if err := s.checkArtifact(op, scope, name, version); err != nil {
@@ -200,8 +215,8 @@ func (s *Store) GetRange(ctx context.Context, scope Scope, name string, version,
 	return s.drv.GetRange(ctx, scope, name, version, offset, length)
 }
 
-// Stat returns the record of a version (0 means the latest) without reading
-// its payload.
+// Stat returns the record of a version (Latest for the latest) without
+// reading its payload.
 func (s *Store) Stat(ctx context.Context, scope Scope, name string, version int64) (Record, error) {
 	if err := s.checkArtifact("stat", scope, name, version); err != nil {
 		return Record{}, refuse(err, scope, name, version)
@@ -244,9 +259,12 @@ func (s *Store) ListVersions(ctx context.Context, scope Scope, name string, opts
 // Delete removes the selected published versions and returns their records.
 func (s *Store) Delete(ctx context.Context, scope Scope, name string, sel Selector) ([]Record, error) {
 	const op = "delete"
-	err := s.checkArtifact(op, scope, name, 0)
+	err := s.checkArtifact(op, scope, name, Latest)
 	if err == nil {
 		err = sel.Check(op)
+	}
+	if err == nil && sel.Kind == SelectVersion {
+		err = s.checkVersion(op, sel.Version)
 	}
 	if err != nil {
 		return nil, refuse(err, scope, name, sel.Version)
@@ -296,12 +314,12 @@ func (s *Store) unsupported(op, what string) error {
 }
 
 // Check refuses a selector of an unknown kind, and a SelectVersion whose
-// version is not positive, with CodeInvalidArgument.
+// version is negative, with CodeInvalidArgument.
 func (sel Selector) Check(op string) error {
 	switch sel.Kind {
 	case SelectVersion:
-		if sel.Version < 1 {
-			return Errorf(CodeInvalidArgument, op, nil, "version %d is not positive", sel.Version)
+		if sel.Version < 0 {
+			return Errorf(CodeInvalidArgument, op, nil, "version %d is negative", sel.Version)
 		}
 	case SelectLatest, SelectAll:
 	default:
@@ -339,15 +357,15 @@ func (sel Selector) Resolve(op string, published []int64) ([]int64, error) {
 }
 
 // VersionCursor returns the version after which a ListVersions page starts:
-// 0 for the first page. Store has checked the cursor before a driver sees
-// it; an unparsable one gives 0.
+// -1 for the first page (versions may start at 0). Store has checked the
+// cursor before a driver sees it; an unparsable one gives -1.
 func VersionCursor(opts ListOptions) int64 {
 	if opts.Cursor == "" {
-		return 0
+		return -1
 	}
 	n, err := strconv.ParseInt(opts.Cursor, 10, 64)
 	if err != nil || n < 0 {
-		return 0
+		return -1
 	}
 	return n
 }

@@ -89,7 +89,7 @@ func TestStoreRefusesBeforeTheDriver(t *testing.T) {
 			return err
 		}, artifacts.CodeUnsupported},
 		{"stat in a kind the layout lacks", func(ctx context.Context, st *artifacts.Store) error {
-			_, err := st.Stat(ctx, user, "n", 0)
+			_, err := st.Stat(ctx, user, "n", artifacts.Latest)
 			return err
 		}, artifacts.CodeUnsupported},
 		{"list names of a kind the layout lacks", func(ctx context.Context, st *artifacts.Store) error {
@@ -109,7 +109,7 @@ func TestStoreRefusesBeforeTheDriver(t *testing.T) {
 			return err
 		}, artifacts.CodeInvalidName},
 		{"invalid name", func(ctx context.Context, st *artifacts.Store) error {
-			_, err := st.Get(ctx, app, "a//b", 0)
+			_, err := st.Get(ctx, app, "a//b", artifacts.Latest)
 			return err
 		}, artifacts.CodeInvalidName},
 		{"invalid MIME type", func(ctx context.Context, st *artifacts.Store) error {
@@ -125,7 +125,7 @@ func TestStoreRefusesBeforeTheDriver(t *testing.T) {
 			return err
 		}, artifacts.CodeInvalidMetadata},
 		{"negative version", func(ctx context.Context, st *artifacts.Store) error {
-			_, err := st.Stat(ctx, app, "n", -1)
+			_, err := st.Stat(ctx, app, "n", -2)
 			return err
 		}, artifacts.CodeInvalidArgument},
 		{"negative offset", func(ctx context.Context, st *artifacts.Store) error {
@@ -148,8 +148,8 @@ func TestStoreRefusesBeforeTheDriver(t *testing.T) {
 			_, err := st.Delete(ctx, app, "n", artifacts.Selector{Kind: "oldest"})
 			return err
 		}, artifacts.CodeInvalidArgument},
-		{"version selector of 0", func(ctx context.Context, st *artifacts.Store) error {
-			_, err := st.Delete(ctx, app, "n", artifacts.Selector{Kind: artifacts.SelectVersion})
+		{"negative version selector", func(ctx context.Context, st *artifacts.Store) error {
+			_, err := st.Delete(ctx, app, "n", artifacts.Selector{Kind: artifacts.SelectVersion, Version: -1})
 			return err
 		}, artifacts.CodeInvalidArgument},
 	}
@@ -275,7 +275,7 @@ func TestSelectorResolve(t *testing.T) {
 	}{
 		{"version", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 3}, pub, []int64{3}, ""},
 		{"missing version", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2}, pub, nil, artifacts.CodeNotFound},
-		{"version 0", artifacts.Selector{Kind: artifacts.SelectVersion}, pub, nil, artifacts.CodeInvalidArgument},
+		{"negative version", artifacts.Selector{Kind: artifacts.SelectVersion, Version: -1}, pub, nil, artifacts.CodeInvalidArgument},
 		{"latest", artifacts.Selector{Kind: artifacts.SelectLatest}, pub, []int64{4}, ""},
 		{"all", artifacts.Selector{Kind: artifacts.SelectAll}, pub, pub, ""},
 		{"latest of none", artifacts.Selector{Kind: artifacts.SelectLatest}, nil, nil, artifacts.CodeNotFound},
@@ -296,7 +296,7 @@ func TestVersionCursorAndPageSize(t *testing.T) {
 	for _, c := range []struct {
 		cursor string
 		want   int64
-	}{{"", 0}, {"7", 7}, {"x", 0}, {"-3", 0}} {
+	}{{"", -1}, {"0", 0}, {"7", 7}, {"x", -1}, {"-3", -1}} {
 		if got := artifacts.VersionCursor(artifacts.ListOptions{Cursor: c.cursor}); got != c.want {
 			t.Errorf("VersionCursor(%q) = %d, want %d", c.cursor, got, c.want)
 		}

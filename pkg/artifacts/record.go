@@ -20,6 +20,12 @@ type Record struct {
 	Size      int64    `json:"size"`       // payload bytes
 	CreatedAt int64    `json:"created_at"` // milliseconds since the Unix epoch
 	Metadata  Metadata `json:"-"`          // custom metadata; never printed by the CLI
+	// Token is the driver's opaque binding of the bytes stored for this
+	// version, for layouts where a version's bytes can change under the
+	// same number (a GCS object's generation, a file's size and
+	// modification time). It is empty for layouts whose published versions
+	// are immutable, where the size and digest bind them.
+	Token string `json:"-"`
 }
 
 // Created returns CreatedAt as a time in UTC.

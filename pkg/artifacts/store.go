@@ -158,6 +158,8 @@ type Problem struct {
 	// bytes were read and are wrong; an empty Code means the same),
 	// CodeUnsafeStore (a file of the layout is a symbolic link, a named
 	// pipe or another non-regular file, and was not read), or CodePermission
-	// and CodeIO (it could not be read: unreadable, not known to be broken).
+	// and CodeIO (it could not be read: unreadable, not known to be broken),
+	// or CodeForeign (an object or file the layout does not explain: Path
+	// names it and Version is meaningless).
 	Code Code `json:"code,omitempty"`
 }

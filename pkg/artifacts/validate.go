@@ -233,7 +233,7 @@ func NamePageArgs(scope Scope, opts ListOptions, maxLimit int) (int, error) {
 // VersionPageArgs checks the arguments of a ListVersions call, once for
 // every adapter: the scope, the name, the page limit against maxLimit and
 // the version cursor. It returns the page limit to use and the version
-// after which the page starts (0 for the first page).
+// after which the page starts (-1 for the first page).
 func VersionPageArgs(scope Scope, name string, opts ListOptions, maxLimit int) (limit int, after int64, err error) {
 	if err := scope.Validate(); err != nil {
 		return 0, 0, err
@@ -244,6 +244,7 @@ func VersionPageArgs(scope Scope, name string, opts ListOptions, maxLimit int) (
 	if limit, err = PageLimit(opts.Limit, maxLimit); err != nil {
 		return 0, 0, err
 	}
+	after = -1
 	if opts.Cursor != "" {
 		after, err = strconv.ParseInt(opts.Cursor, 10, 64)
 		if err != nil || after < 0 {

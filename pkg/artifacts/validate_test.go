@@ -22,9 +22,9 @@ func TestPageArgs(t *testing.T) {
 		names     bool           // only NamePageArgs
 		versions  bool           // only VersionPageArgs
 	}{
-		{name: "defaults", scope: ok, aname: "n", wantLimit: 100},
-		{name: "small max caps the default", scope: ok, aname: "n", max: 7, wantLimit: 7},
-		{name: "limit at max", scope: ok, aname: "n", opts: artifacts.ListOptions{Limit: 1000}, wantLimit: 1000},
+		{name: "defaults", scope: ok, aname: "n", wantLimit: 100, wantAfter: -1},
+		{name: "small max caps the default", scope: ok, aname: "n", max: 7, wantLimit: 7, wantAfter: -1},
+		{name: "limit at max", scope: ok, aname: "n", opts: artifacts.ListOptions{Limit: 1000}, wantLimit: 1000, wantAfter: -1},
 		{name: "limit past max", scope: ok, aname: "n", opts: artifacts.ListOptions{Limit: 1001}, code: artifacts.CodeInvalidArgument},
 		{name: "negative limit", scope: ok, aname: "n", opts: artifacts.ListOptions{Limit: -1}, code: artifacts.CodeInvalidArgument},
 		{name: "bad scope", scope: artifacts.AppScope(""), aname: "n", code: artifacts.CodeInvalidScope},

@@ -133,7 +133,7 @@ func TestCrashSafety(t *testing.T) {
 				}
 				continue
 			}
-			rec, err := st.Stat(context.Background(), w.scope, workspace.SnapshotName, 0)
+			rec, err := st.Stat(context.Background(), w.scope, workspace.SnapshotName, artifacts.Latest)
 			if err != nil {
 				t.Fatalf("%s: %s is neither a directory nor a snapshot: %v", when, w.dir, err)
 			}
@@ -235,7 +235,7 @@ func TestCrashSafety(t *testing.T) {
 			t.Errorf("%s still exists after the last sweep", w.dir)
 		}
 		if i%10 == 0 {
-			rec, err := st.Stat(context.Background(), w.scope, workspace.SnapshotName, 0)
+			rec, err := st.Stat(context.Background(), w.scope, workspace.SnapshotName, artifacts.Latest)
 			must(t, err)
 			if got := hydrateTree(t, artifacts.NewStore(st), w.scope, rec.Version); got != w.tree {
 				t.Errorf("%s v%d hydrates to\n%s", w.dir, rec.Version, got)

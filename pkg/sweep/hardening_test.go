@@ -76,7 +76,7 @@ func TestUnsnapshottableIsKept(t *testing.T) {
 	}
 	// notes was removed by the second run above; its snapshot holds the
 	// .agentstore- name.
-	rec, err := st.Stat(context.Background(), scopeN(3), workspace.SnapshotName, 0)
+	rec, err := st.Stat(context.Background(), scopeN(3), workspace.SnapshotName, artifacts.Latest)
 	must(t, err)
 	if names := snapshotNames(t, st, scopeN(3), rec.Version); !slices.Contains(names, "sub/.agentstore-notes") {
 		t.Fatalf("snapshot holds %q", names)

@@ -71,7 +71,7 @@ func (s *sweeper) recoverOne(ctx context.Context, tomb string, hasMarker, dry bo
 	}
 	if merr == nil {
 		it.Scope = &m.Scope
-		it.SnapshotVersion = m.Version
+		it.HasSnapshot, it.SnapshotVersion = true, m.Version
 	}
 	switch {
 	case merr == nil && m.Mode == modeConflict:

@@ -174,7 +174,7 @@ func TestInterruptedAtEveryStep(t *testing.T) {
 				if rep.Problems() != 0 {
 					t.Fatalf("problems: %+v", rep.Items)
 				}
-				latest, err := st.Stat(context.Background(), scope, workspace.SnapshotName, 0)
+				latest, err := st.Stat(context.Background(), scope, workspace.SnapshotName, artifacts.Latest)
 				must(t, err)
 				if got := hydrateTree(t, artifacts.NewStore(st), scope, latest.Version); got != tree {
 					t.Fatalf("v%d hydrates to\n%s", latest.Version, got)

@@ -114,9 +114,10 @@ type Item struct {
 	// Omitted lists what a snapshot cannot hold, for an unsnapshottable
 	// workspace.
 	Omitted []workspace.Omission
-	// SnapshotVersion is the verified snapshot of a removed workspace, or
-	// the version a dry run expects to make (about: another writer could
-	// take it first); 0 when none.
+	// HasSnapshot is true when SnapshotVersion is set: the verified
+	// snapshot of a removed workspace, or the version a dry run expects to
+	// make (about: another writer could take it first).
+	HasSnapshot     bool
 	SnapshotVersion int64
 	// Bytes and Files measure the tree; LastAccess and Idle come from its
 	// index (or the entry's modification time when it has none).
@@ -581,12 +582,12 @@ func (s *sweeper) finishDry(ctx context.Context, rep *Report, entries []*entry, 
 			it.Reason = base + "; would discard without a snapshot under plan" + id
 			continue
 		}
-		rec, err := s.opts.Store.Stat(ctx, e.scope, workspace.SnapshotName, 0)
+		rec, err := s.opts.Store.Stat(ctx, e.scope, workspace.SnapshotName, artifacts.Latest)
 		switch {
 		case err == nil:
-			it.SnapshotVersion = rec.Version + 1
+			it.HasSnapshot, it.SnapshotVersion = true, rec.Version+1
 		case artifacts.IsNotFound(err):
-			it.SnapshotVersion = 1
+			it.HasSnapshot, it.SnapshotVersion = true, s.opts.Store.Capabilities().FirstVersion
 		default:
 			it.Decision, it.Reason = Skipped, "store failure: cannot look up its snapshots: "+err.Error()
 			continue
@@ -779,7 +780,7 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 			skip("store failure: snapshot: %v; kept", err)
 			return
 		}
-		it.SnapshotVersion = res.Version
+		it.HasSnapshot, it.SnapshotVersion = true, res.Version
 		if len(res.Omitted) > 0 {
 			unsnapshottable(it, res.Omitted, fmt.Sprintf(" (v%d holds the rest)", res.Version))
 			return
@@ -808,7 +809,7 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 			skip("touched during the snapshot (%s); not removed this run (v%d stays in the store)", describeChange(fp1, fp2), res.Version)
 			return
 		}
-		m.Mode, m.Version, m.Digest, m.Size = modeSnapshot, rec.Version, rec.Digest, rec.Size
+		m.Mode, m.Version, m.Digest, m.Token, m.Size = modeSnapshot, rec.Version, rec.Digest, rec.Token, rec.Size
 	}
 	tomb := TombstonePrefix + dir + "-" + token()
 	mark := tomb + MarkerSuffix

@@ -62,6 +62,7 @@ type marker struct {
 	Mode      string          `json:"mode"`
 	Version   int64           `json:"version,omitempty"`
 	Digest    string          `json:"digest,omitempty"`
+	Token     string          `json:"token,omitempty"`
 	Size      int64           `json:"size,omitempty"`
 	SnapFiles int             `json:"snap_files"`
 	SnapDirs  int             `json:"snap_dirs"`
@@ -162,7 +163,7 @@ func readMarker(root *os.Root, name, dir string) (marker, error) {
 	}
 	switch m.Mode {
 	case modeSnapshot:
-		if m.Version < 1 {
+		if m.Version < 0 || (m.Version == 0 && m.Digest == "" && m.Token == "") {
 			return marker{}, fmt.Errorf("marker %s records no verified snapshot", name)
 		}
 	case modeDiscard, modeConflict:

@@ -204,7 +204,7 @@ func BenchmarkHydrate(b *testing.B) {
 			}
 			b.StartTimer()
 			peak = max(peak, peakHeap(func() {
-				h, err := m.Hydrate(ctx, benchScope, 0, HydrateOptions{})
+				h, err := m.Hydrate(ctx, benchScope, artifacts.Latest, HydrateOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -307,7 +307,7 @@ func TestHydrateRefusesToOverwriteUnsavedWork(t *testing.T) {
 	for _, hydrate := range []func() error{
 		func() error { _, err := w.Hydrate(ctx, 1, HydrateOptions{}); return err },
 		func() error {
-			_, err := newManager(t, artifacts.NewStore(st), Options{Scratch: m.Scratch()}).Hydrate(ctx, scope, 0, HydrateOptions{})
+			_, err := newManager(t, artifacts.NewStore(st), Options{Scratch: m.Scratch()}).Hydrate(ctx, scope, artifacts.Latest, HydrateOptions{})
 			return err
 		},
 	} {

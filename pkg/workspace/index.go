@@ -94,16 +94,39 @@ type Index struct {
 	// LastAccess is when the manager last served the session.
 	LastAccess time.Time `json:"last_access"`
 	// SnapshotVersion is the snapshot this directory was last hydrated from
-	// or published as; 0 when none.
+	// or published as (see Snapshotted: 0 is a version in layouts that
+	// number from 0).
 	SnapshotVersion int64 `json:"snapshot_version,omitempty"`
-	// SnapshotDigest is the SHA-256 of that version's archive.
+	// SnapshotDigest is the SHA-256 of that version's archive, in layouts
+	// that store one.
 	SnapshotDigest string `json:"snapshot_digest,omitempty"`
+	// SnapshotToken is the store's binding of that version's bytes (see
+	// artifacts.Record.Token), in layouts that keep one.
+	SnapshotToken string `json:"snapshot_token,omitempty"`
 	// TreeState is the state of the tree (a hash of every entry's path,
 	// type, size, inode and times; no content) when it was known to equal
 	// SnapshotVersion: right after a hydration, or a snapshot during which
 	// it did not change. Empty when unknown. An equal state later means
 	// the tree is still that version's.
 	TreeState string `json:"tree_state,omitempty"`
+}
+
+// Snapshotted reports whether the index names a snapshot: every layout
+// gives a published version a digest, a token or a number above 0.
+func (ix Index) Snapshotted() bool {
+	return ix.SnapshotVersion > 0 || ix.SnapshotDigest != "" || ix.SnapshotToken != ""
+}
+
+// IsSnapshot reports whether rec is the snapshot the index names: the same
+// version, digest and token.
+func (ix Index) IsSnapshot(rec artifacts.Record) bool {
+	return ix.Snapshotted() && rec.Version == ix.SnapshotVersion && rec.Digest == ix.SnapshotDigest && rec.Token == ix.SnapshotToken
+}
+
+// setSnapshot records rec as the directory's snapshot; the tree state is
+// unknown until the caller sets it.
+func (ix *Index) setSnapshot(rec artifacts.Record) {
+	ix.SnapshotVersion, ix.SnapshotDigest, ix.SnapshotToken, ix.TreeState = rec.Version, rec.Digest, rec.Token, ""
 }
 
 // Scope returns the session scope the index names.

@@ -64,9 +64,10 @@ type Info struct {
 	LastChange time.Time
 	// Idle is the time since LastAccess (never negative).
 	Idle time.Duration
-	// SnapshotVersion is the latest published version of the session's
-	// SnapshotName; 0 when there is none, the scope is unknown, or the
-	// manager has no store.
+	// HasSnapshot is true when the session's SnapshotName has a published
+	// version: SnapshotVersion, the latest. It is false when there is none,
+	// the scope is unknown, or the manager has no store.
+	HasSnapshot     bool
 	SnapshotVersion int64
 	// SnapshotErr is the store's error when looking up the snapshot failed
 	// for another reason than not_found.
@@ -177,10 +178,10 @@ func (m *Manager) Inspect(ctx context.Context, name string) (Info, error) {
 	}
 	info.Idle = max(now.Sub(info.LastAccess), 0)
 	if info.State == StateOK && m.opts.Store != nil {
-		rec, err := m.opts.Store.Stat(ctx, ix.Scope(), SnapshotName, 0)
+		rec, err := m.opts.Store.Stat(ctx, ix.Scope(), SnapshotName, artifacts.Latest)
 		switch {
 		case err == nil:
-			info.SnapshotVersion = rec.Version
+			info.HasSnapshot, info.SnapshotVersion = true, rec.Version
 		case !artifacts.IsNotFound(err):
 			info.SnapshotErr = err
 		}

@@ -348,7 +348,7 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 		}
 		hydrated := false
 		if m.opts.Store != nil {
-			rec, err := m.opts.Store.Stat(ctx, w.scope, SnapshotName, 0)
+			rec, err := m.opts.Store.Stat(ctx, w.scope, SnapshotName, artifacts.Latest)
 			switch {
 			case err == nil:
 				if _, err := w.hydrateLocked(ctx, rec.Version, HydrateOptions{}); err != nil {

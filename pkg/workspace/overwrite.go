@@ -88,10 +88,10 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 	// A tree a snapshot recorded is saved, all but what no snapshot can
 	// hold: then only those entries would be lost.
 	saved := false
-	if ix, err := readIndex(old, dir); err == nil && ix.TreeState == sc.State && ix.SnapshotVersion > 0 {
-		if ix.SnapshotVersion == rec.Version && ix.SnapshotDigest == rec.Digest {
+	if ix, err := readIndex(old, dir); err == nil && ix.TreeState == sc.State && ix.Snapshotted() {
+		if ix.IsSnapshot(rec) {
 			saved = true
-		} else if rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, ix.SnapshotVersion); err == nil && rec.Digest == ix.SnapshotDigest {
+		} else if rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, ix.SnapshotVersion); err == nil && ix.IsSnapshot(rec) {
 			saved = true
 		}
 	}

@@ -101,7 +101,7 @@ func TestRaceSymlinkSwap(t *testing.T) {
 	// Hydration, over and over.
 	wg.Go(func() {
 		for !stop.Load() {
-			_, err := w.Hydrate(ctx, 0, HydrateOptions{Force: true})
+			_, err := w.Hydrate(ctx, artifacts.Latest, HydrateOptions{Force: true})
 			if err == nil && hydrates.Add(1)%4 == 1 {
 				progressed()
 				select {

@@ -120,10 +120,10 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, ".", err)
 	}
-	if ix != nil && ix.TreeState == before.State && ix.SnapshotVersion > 0 {
-		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, 0)
+	if ix != nil && ix.TreeState == before.State && ix.Snapshotted() {
+		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, artifacts.Latest)
 		switch {
-		case err == nil && rec.Version == ix.SnapshotVersion && rec.Digest == ix.SnapshotDigest:
+		case err == nil && ix.IsSnapshot(rec):
 			return SnapshotResult{
 				Scope: scope, Version: rec.Version, Unchanged: true,
 				Files: before.Files, Dirs: before.Dirs, Bytes: before.Bytes,
@@ -139,7 +139,7 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 	}
 	if ix != nil {
 		nix := *ix
-		nix.SnapshotVersion, nix.SnapshotDigest, nix.TreeState = res.Version, res.Record.Digest, ""
+		nix.setSnapshot(res.Record)
 		// The state is recorded only when the tree did not change while it
 		// was archived, so that an equal state later means this version.
 		if after, err := scanTree(root); err == nil && after.State == before.State {
@@ -227,7 +227,7 @@ func zipError(op string, scope artifacts.Scope, err error) error {
 }
 
 // Hydrate replaces the workspace's files with those of a snapshot
-// (version 0: the latest), all or nothing, keeping the index. The archive
+// (artifacts.Latest: the latest), all or nothing, keeping the index. The archive
 // is streamed from the store (whose Reader verifies size and digest) into
 // a temporary file in the scratch root, outside every workspace, and
 // extracted with zipsafe. A workspace holding work that no snapshot has is
@@ -249,7 +249,7 @@ func (w *Workspace) Hydrate(ctx context.Context, version int64, opts HydrateOpti
 // hydration in progress from a crashed one's debris. The caller closes
 // the file and calls remove.
 func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.Scope, version int64) (f *os.File, n int64, rec artifacts.Record, remove func(), err error) {
-	if version < 0 {
+	if version < 0 && version != artifacts.Latest {
 		return nil, 0, rec, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d", version)
 	}
 	rd, err := m.opts.Store.Get(ctx, scope, SnapshotName, version)
@@ -319,7 +319,7 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	if err := m.needStore(op); err != nil {
 		return HydrateResult{}, err
 	}
-	if version < 0 {
+	if version < 0 && version != artifacts.Latest {
 		return HydrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d", version)
 	}
 	// An existing directory must be one this hydration can replace: a
@@ -376,7 +376,8 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	if err != nil || ix.App != w.scope.App {
 		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
 	}
-	ix.LastAccess, ix.SnapshotVersion, ix.SnapshotDigest, ix.TreeState = now, rec.Version, rec.Digest, ""
+	ix.LastAccess = now
+	ix.setSnapshot(rec)
 	sc, err := scanTree(root)
 	if err != nil {
 		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
@@ -496,7 +497,7 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 }
 
 // Hydrate replaces (or creates) the session's directory on this scratch
-// root with a snapshot (version 0: the latest), keeping its index. See
+// root with a snapshot (artifacts.Latest: the latest), keeping its index. See
 // Workspace.Hydrate.
 func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version int64, opts HydrateOptions) (HydrateResult, error) {
 	const op = "workspace hydrate"
@@ -535,7 +536,7 @@ func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version in
 	return res, nil
 }
 
-// HydrateTo extracts a version of the session's snapshot (0: the latest)
+// HydrateTo extracts a version of the session's snapshot (artifacts.Latest: the latest)
 // into dir, a directory that must not exist yet (its parent must), for
 // inspection: no index is written and the session's workspace is not
 // touched. The archive is verified and extracted all or nothing, as

@@ -144,7 +144,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if ix := w.Index(); ix.Created != before.Created || ix.SnapshotVersion != 1 {
 		t.Fatalf("index after hydrate %+v", ix)
 	}
-	if _, err := w.Hydrate(ctx, 0, HydrateOptions{}); err != nil {
+	if _, err := w.Hydrate(ctx, artifacts.Latest, HydrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Stat("second.txt"); err != nil {
@@ -220,7 +220,7 @@ func TestWorkedExample(t *testing.T) {
 	if rec.Scope != scope || rec.Version != 1 || rec.Size != int64(len(report)) || rec.MIMEType != "text/markdown; charset=utf-8" {
 		t.Fatalf("deliverable %+v", rec)
 	}
-	rd, err := st.Get(ctx, scope, "deliverables/report.md", 0)
+	rd, err := st.Get(ctx, scope, "deliverables/report.md", artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestSnapshotOnWrite(t *testing.T) {
 		if err := w.Write(ctx, name, []byte(name)); err != nil {
 			t.Fatal(err)
 		}
-		rec, err := st.Stat(ctx, scope, SnapshotName, 0)
+		rec, err := st.Stat(ctx, scope, SnapshotName, artifacts.Latest)
 		if err != nil || rec.Version != int64(i+1) {
 			t.Fatalf("after write %d: %+v %v", i+1, rec, err)
 		}
@@ -478,9 +478,9 @@ func TestHydrateErrors(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, fsstore.Options{})
 	m := newManager(t, artifacts.NewStore(st), Options{})
-	_, err := m.Hydrate(ctx, sessionScope("none"), 0, HydrateOptions{})
+	_, err := m.Hydrate(ctx, sessionScope("none"), artifacts.Latest, HydrateOptions{})
 	wantCode(t, err, artifacts.CodeNotFound)
-	_, err = m.Hydrate(ctx, artifacts.UserScope("a", "u"), 0, HydrateOptions{})
+	_, err = m.Hydrate(ctx, artifacts.UserScope("a", "u"), artifacts.Latest, HydrateOptions{})
 	wantCode(t, err, artifacts.CodeInvalidScope)
 	_, err = m.Snapshot(ctx, sessionScope("none"), SnapshotOptions{})
 	wantCode(t, err, artifacts.CodeNotFound)
@@ -491,7 +491,7 @@ func TestHydrateErrors(t *testing.T) {
 	if _, err := st.Put(ctx, scope, SnapshotName, strings.NewReader("not a zip"), artifacts.PutOptions{MIMEType: SnapshotMIMEType}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.Hydrate(ctx, 0, HydrateOptions{})
+	_, err = w.Hydrate(ctx, artifacts.Latest, HydrateOptions{})
 	wantCode(t, err, artifacts.CodeCorrupt)
 	if _, err := w.Stat("keep.txt"); err != nil {
 		t.Fatal(err)

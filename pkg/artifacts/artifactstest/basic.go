@@ -67,7 +67,7 @@ func testRoundTrip(t *testing.T, s *suite) {
 			md := artifacts.Metadata{"case": tc.name}
 			rec := put(t, st, scopeSession, name, b, artifacts.PutOptions{MIMEType: "text/plain", Metadata: md})
 			checkPut(t, rec, scopeSession, name, 1, "text/plain", b)
-			for _, v := range []int64{0, 1} {
+			for _, v := range []int64{artifacts.Latest, 1} {
 				mustGet(t, st, scopeSession, name, v, b)
 				r, err := st.Get(t.Context(), scopeSession, name, v)
 				if err != nil {
@@ -94,7 +94,7 @@ func testDefaultMIMEType(t *testing.T, s *suite) {
 	if len(rec.Metadata) != 0 {
 		t.Errorf("Put with nil metadata: got %#v, want an empty map", rec.Metadata)
 	}
-	got, err := st.Stat(t.Context(), scopeApp, "no-mime", 0)
+	got, err := st.Stat(t.Context(), scopeApp, "no-mime", artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func testMetadataRoundTrip(t *testing.T, s *suite) {
 	// Nor may a caller change the store through what it returned.
 	got.Metadata["string"] = "changed"
 	got.Metadata["nested"].(map[string]any)["a"] = "changed"
-	r, err := st.Get(t.Context(), scopeUser, "meta", 0)
+	r, err := st.Get(t.Context(), scopeUser, "meta", artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func testStat(t *testing.T, s *suite) {
 	for _, tc := range []struct {
 		v    int64
 		want artifacts.Record
-	}{{1, r1}, {2, r2}, {0, r2}} {
+	}{{1, r1}, {2, r2}, {artifacts.Latest, r2}} {
 		got, err := st.Stat(t.Context(), scopeApp, "stat", tc.v)
 		if err != nil {
 			t.Fatalf("Stat(v%d): %v", tc.v, err)
@@ -241,7 +241,7 @@ func testGetRange(t *testing.T, s *suite) {
 		}
 		for _, tc := range cases {
 			t.Run(fmtSize(size)+"/"+tc.name, func(t *testing.T) {
-				for _, v := range []int64{0, rec.Version} {
+				for _, v := range []int64{artifacts.Latest, rec.Version} {
 					got, err := getRange(t.Context(), st, scopeApp, name, v, tc.off, tc.length)
 					if err != nil {
 						t.Fatalf("GetRange(v%d, %d, %d): %v", v, tc.off, tc.length, err)
@@ -255,7 +255,7 @@ func testGetRange(t *testing.T, s *suite) {
 		}
 		t.Run(fmtSize(size)+"/invalid", func(t *testing.T) {
 			for _, tc := range []struct{ off, length int64 }{{-1, 5}, {-1, -1}, {0, -2}, {5, math.MinInt64}, {math.MinInt64, 1}} {
-				_, err := st.GetRange(t.Context(), scopeApp, name, 0, tc.off, tc.length)
+				_, err := st.GetRange(t.Context(), scopeApp, name, artifacts.Latest, tc.off, tc.length)
 				wantCode(t, err, artifacts.CodeInvalidArgument, "GetRange(%d, %d)", tc.off, tc.length)
 			}
 		})
@@ -346,7 +346,7 @@ func testVersionsNeverReused(t *testing.T, s *suite) {
 					t.Fatalf("put after deletes got version %d, want %d", r.Version, i)
 				}
 				mustGet(t, st, scopeApp, "v", i, b)
-				mustGet(t, st, scopeApp, "v", 0, b)
+				mustGet(t, st, scopeApp, "v", artifacts.Latest, b)
 			}
 			if got := versionsOf(t, st, scopeApp, "v"); !slices.Equal(got, append(slices.Clone(tc.left), 4, 5)) {
 				t.Errorf("versions at the end = %v, want %v", got, append(slices.Clone(tc.left), 4, 5))
@@ -394,8 +394,8 @@ func testIsolation(t *testing.T, s *suite) {
 	}
 	for i, sc := range scopes {
 		for j, n := range names {
-			mustGet(t, st, sc, n, 0, payloads[key{sc, n}])
-			rec, err := st.Stat(t.Context(), sc, n, 0)
+			mustGet(t, st, sc, n, artifacts.Latest, payloads[key{sc, n}])
+			rec, err := st.Stat(t.Context(), sc, n, artifacts.Latest)
 			if err != nil || rec.Version != int64(j+1) || rec.Scope != sc || rec.Name != n {
 				t.Errorf("Stat(%s, %q) = %+v, %v; want version %d", sc, n, withoutMD(rec), err, j+1)
 			}
@@ -418,12 +418,12 @@ func testLatestAfterDeletes(t *testing.T, s *suite) {
 	}
 	latestIs := func(v int64, b []byte) {
 		t.Helper()
-		rec, err := st.Stat(t.Context(), scopeUser, "latest", 0)
+		rec, err := st.Stat(t.Context(), scopeUser, "latest", artifacts.Latest)
 		if err != nil || rec.Version != v {
 			t.Fatalf("Stat(latest) = v%d, %v; want v%d", rec.Version, err, v)
 		}
-		mustGet(t, st, scopeUser, "latest", 0, b)
-		got, err := getRange(t.Context(), st, scopeUser, "latest", 0, 1, -1)
+		mustGet(t, st, scopeUser, "latest", artifacts.Latest, b)
+		got, err := getRange(t.Context(), st, scopeUser, "latest", artifacts.Latest, 1, -1)
 		if err != nil || !bytes.Equal(got, b[1:]) {
 			t.Fatalf("GetRange(latest, 1, -1) = %s, %v; want %s", short(got), err, short(b[1:]))
 		}
@@ -446,9 +446,9 @@ func testLatestAfterDeletes(t *testing.T, s *suite) {
 	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 4}, r4)
 	latestIs(2, bs[1])
 	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectLatest}, recs[1])
-	_, err := st.Stat(t.Context(), scopeUser, "latest", 0)
+	_, err := st.Stat(t.Context(), scopeUser, "latest", artifacts.Latest)
 	wantCode(t, err, artifacts.CodeNotFound, "Stat(latest) with nothing left")
-	_, err = st.Get(t.Context(), scopeUser, "latest", 0)
+	_, err = st.Get(t.Context(), scopeUser, "latest", artifacts.Latest)
 	wantCode(t, err, artifacts.CodeNotFound, "Get(latest) with nothing left")
 	_, err = st.ListVersions(t.Context(), scopeUser, "latest", artifacts.ListOptions{})
 	wantCode(t, err, artifacts.CodeNotFound, "ListVersions with nothing left")
@@ -463,8 +463,8 @@ func testDelete(t *testing.T, s *suite) {
 
 	t.Run("invalid selectors remove nothing", func(t *testing.T) {
 		for _, sel := range []artifacts.Selector{
-			{Kind: artifacts.SelectVersion, Version: 0},
 			{Kind: artifacts.SelectVersion, Version: -1},
+			{Kind: artifacts.SelectVersion, Version: math.MinInt64},
 			{Kind: "bogus"},
 			{Kind: ""},
 		} {
@@ -512,7 +512,7 @@ func testDelete(t *testing.T, s *suite) {
 		}
 	})
 	// The other name is untouched.
-	got, err := st.Stat(t.Context(), scopeSession, "keep", 0)
+	got, err := st.Stat(t.Context(), scopeSession, "keep", artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,10 +534,10 @@ func testNotFound(t *testing.T, s *suite) {
 		v     int64
 	}
 	targets := []target{
-		{"unknown scope", artifacts.AppScope("unknown"), "known", 0},
-		{"scope of another kind", artifacts.UserScope("conformance-app", "known"), "known", 0},
-		{"unknown name", scopeApp, "unknown", 0},
-		{"name prefix", scopeApp, "know", 0},
+		{"unknown scope", artifacts.AppScope("unknown"), "known", artifacts.Latest},
+		{"scope of another kind", artifacts.UserScope("conformance-app", "known"), "known", artifacts.Latest},
+		{"unknown name", scopeApp, "unknown", artifacts.Latest},
+		{"name prefix", scopeApp, "know", artifacts.Latest},
 		{"unknown version", scopeApp, "known", 2},
 		{"huge version", scopeApp, "known", math.MaxInt64},
 	}
@@ -547,7 +547,7 @@ func testNotFound(t *testing.T, s *suite) {
 			wantCode(t, errOf(st.Stat(ctx, tg.scope, tg.name, tg.v)), artifacts.CodeNotFound, "Stat")
 			wantCode(t, errOf(st.Get(ctx, tg.scope, tg.name, tg.v)), artifacts.CodeNotFound, "Get")
 			wantCode(t, errOf(st.GetRange(ctx, tg.scope, tg.name, tg.v, 0, 1)), artifacts.CodeNotFound, "GetRange")
-			if tg.v == 0 {
+			if tg.v == artifacts.Latest {
 				wantCode(t, errOf(st.ListVersions(ctx, tg.scope, tg.name, artifacts.ListOptions{})), artifacts.CodeNotFound, "ListVersions")
 				wantCode(t, errOf(st.Delete(ctx, tg.scope, tg.name, artifacts.Selector{Kind: artifacts.SelectAll})), artifacts.CodeNotFound, "Delete(all)")
 			} else {

@@ -155,7 +155,7 @@ func testConcurrency(t *testing.T, s *suite) {
 		for range 4 {
 			readers.Go(func() {
 				for !done.Load() {
-					r, err := st.Get(t.Context(), scope, "rw", 0)
+					r, err := st.Get(t.Context(), scope, "rw", artifacts.Latest)
 					if artifacts.IsNotFound(err) {
 						continue
 					}

@@ -38,12 +38,23 @@ func testFacts(t *testing.T, s *suite) {
 	t.Run("first version", func(t *testing.T) {
 		st := s.newStore(t)
 		c := st.Capabilities()
-		if c.FirstVersion < 1 {
-			t.Fatalf("FirstVersion %d: want at least 1 (0 means the latest)", c.FirstVersion)
+		if c.FirstVersion < 0 {
+			t.Fatalf("FirstVersion %d: want 0 or more", c.FirstVersion)
 		}
 		scope := anyScope(t, c)
-		if rec := put(t, st, scope, "first", []byte("1"), artifacts.PutOptions{}); rec.Version != c.FirstVersion {
+		rec := put(t, st, scope, "first", []byte("1"), artifacts.PutOptions{})
+		if rec.Version != c.FirstVersion {
 			t.Errorf("first put got version %d, the store declares %d", rec.Version, c.FirstVersion)
+		}
+		got, err := st.Stat(t.Context(), scope, "first", rec.Version)
+		if err != nil || got.Version != rec.Version {
+			t.Errorf("Stat(v%d) = v%d, %v", rec.Version, got.Version, err)
+		}
+		// A number below the first can name no version: it is not_found,
+		// never read as "the latest".
+		for v := c.FirstVersion - 1; v >= 0; v-- {
+			wantCode(t, errOf(st.Stat(t.Context(), scope, "first", v)), artifacts.CodeNotFound, "Stat(v%d) below the first version %d", v, c.FirstVersion)
+			wantCode(t, errOf(st.Get(t.Context(), scope, "first", v)), artifacts.CodeNotFound, "Get(v%d) below the first version %d", v, c.FirstVersion)
 		}
 	})
 	t.Run("digest", func(t *testing.T) {
@@ -71,9 +82,9 @@ func testFacts(t *testing.T, s *suite) {
 		scope := anyScope(t, c)
 		long := strings.Repeat("n", c.MaxNameBytes)
 		put(t, st, scope, long, []byte("at the limit"), artifacts.PutOptions{})
-		mustGet(t, st, scope, long, 0, []byte("at the limit"))
+		mustGet(t, st, scope, long, artifacts.Latest, []byte("at the limit"))
 		wantCode(t, errOf(st.Put(t.Context(), scope, long+"n", reader([]byte("x")), artifacts.PutOptions{})), artifacts.CodeInvalidName, "Put of a name one byte past MaxNameBytes")
-		wantCode(t, errOf(st.Stat(t.Context(), scope, long+"n", 0)), artifacts.CodeInvalidName, "Stat of a name one byte past MaxNameBytes")
+		wantCode(t, errOf(st.Stat(t.Context(), scope, long+"n", artifacts.Latest)), artifacts.CodeInvalidName, "Stat of a name one byte past MaxNameBytes")
 	})
 	t.Run("record size", func(t *testing.T) {
 		st := s.newStore(t)
@@ -96,7 +107,7 @@ func testFacts(t *testing.T, s *suite) {
 		_, err = st.Put(t.Context(), scope, rec.Name, reader([]byte("x")), artifacts.PutOptions{Metadata: md})
 		if len(b) > c.MaxRecordBytes {
 			wantCode(t, err, artifacts.CodeInvalidMetadata, "Put of a %d-byte record past MaxRecordBytes %d", len(b), c.MaxRecordBytes)
-			wantCode(t, errOf(st.Stat(t.Context(), scope, rec.Name, 0)), artifacts.CodeNotFound, "Stat after the refused put")
+			wantCode(t, errOf(st.Stat(t.Context(), scope, rec.Name, artifacts.Latest)), artifacts.CodeNotFound, "Stat after the refused put")
 		} else if err != nil {
 			t.Errorf("Put of a %d-byte record within MaxRecordBytes %d: %v", len(b), c.MaxRecordBytes, err)
 		}

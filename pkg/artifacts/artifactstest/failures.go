@@ -56,10 +56,10 @@ func testDeadlines(t *testing.T, s *suite) {
 			return errOf(st.Put(ctx, scopeUser, "new-name", reader([]byte("x")), artifacts.PutOptions{}))
 		}},
 		{"Stat", func(ctx context.Context, st *artifacts.Store) error {
-			return errOf(st.Stat(ctx, scopeApp, baselineName, 0))
+			return errOf(st.Stat(ctx, scopeApp, baselineName, artifacts.Latest))
 		}},
 		{"Get", func(ctx context.Context, st *artifacts.Store) error {
-			return errOf(st.Get(ctx, scopeApp, baselineName, 0))
+			return errOf(st.Get(ctx, scopeApp, baselineName, artifacts.Latest))
 		}},
 		{"GetRange", func(ctx context.Context, st *artifacts.Store) error {
 			return errOf(st.GetRange(ctx, scopeApp, baselineName, 1, 0, 2))
@@ -138,7 +138,7 @@ func testDeadlines(t *testing.T, s *suite) {
 				if rec.Version < 2 {
 					t.Errorf("Put after the blocked Put got version %d, want at least 2", rec.Version)
 				}
-				mustGet(t, b.st, scopeApp, baselineName, 0, []byte("later"))
+				mustGet(t, b.st, scopeApp, baselineName, artifacts.Latest, []byte("later"))
 			})
 		}
 	}
@@ -254,7 +254,7 @@ func testCorruptPayload(t *testing.T, s *suite) {
 		}
 		// The intact version is unaffected.
 		mustGet(t, st, scopeSession, name, 2, good)
-		mustGet(t, st, scopeSession, name, 0, good)
+		mustGet(t, st, scopeSession, name, artifacts.Latest, good)
 	}
 }
 
@@ -271,7 +271,7 @@ func testCorruptRecord(t *testing.T, s *suite) {
 	wantCode(t, errOf(st.ListVersions(ctx, scopeUser, "rec", artifacts.ListOptions{})), artifacts.CodeCorrupt, "ListVersions over a damaged record")
 	wantCode(t, errOf(st.ListVersions(ctx, scopeUser, "rec", artifacts.ListOptions{Cursor: "1", Limit: 1})), artifacts.CodeCorrupt, "ListVersions page holding only the damaged record")
 	// Intact versions still read, and a page that skips the damage works.
-	for _, v := range []int64{1, 3, 0} {
+	for _, v := range []int64{1, 3, artifacts.Latest} {
 		got, err := st.Stat(ctx, scopeUser, "rec", v)
 		if err != nil {
 			t.Errorf("Stat(v%d) beside a damaged record: %v", v, err)
@@ -289,8 +289,8 @@ func testCorruptRecord(t *testing.T, s *suite) {
 	}
 	// Damage the latest: reads of the latest fail too.
 	s.corruptRecord(t, st, scopeUser, "rec", 3)
-	wantCode(t, errOf(st.Stat(ctx, scopeUser, "rec", 0)), artifacts.CodeCorrupt, "Stat(latest) of a damaged record")
-	wantCode(t, errOf(st.Get(ctx, scopeUser, "rec", 0)), artifacts.CodeCorrupt, "Get(latest) of a damaged record")
+	wantCode(t, errOf(st.Stat(ctx, scopeUser, "rec", artifacts.Latest)), artifacts.CodeCorrupt, "Stat(latest) of a damaged record")
+	wantCode(t, errOf(st.Get(ctx, scopeUser, "rec", artifacts.Latest)), artifacts.CodeCorrupt, "Get(latest) of a damaged record")
 	if w, ok := st, st.CanWalk(); ok {
 		var problems []int64
 		err := w.Walk(ctx, func(u artifacts.ScopeUsage) error {

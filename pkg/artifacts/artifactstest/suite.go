@@ -99,6 +99,7 @@ func Run(t *testing.T, h Harness) {
 		{"ScopesAndNamesIsolated", testIsolation},
 		{"LatestAfterDeletes", testLatestAfterDeletes},
 		{"Delete", testDelete},
+		{"DeleteExact", testDeleteExact},
 		{"NotFound", testNotFound},
 		{"ListNamesPaging", testListNamesPaging},
 		{"ListVersionsPaging", testListVersionsPaging},

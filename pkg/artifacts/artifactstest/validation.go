@@ -85,7 +85,7 @@ func testValidation(t *testing.T, s *suite) {
 	t.Run("version arguments", func(t *testing.T) {
 		b := newBaseline(t, s)
 		ctx := t.Context()
-		for _, v := range []int64{-1, math.MinInt64} {
+		for _, v := range []int64{-2, math.MinInt64} {
 			wantCode(t, errOf(b.st.Stat(ctx, scopeApp, baselineName, v)), artifacts.CodeInvalidArgument, "Stat(v%d)", v)
 			wantCode(t, errOf(b.st.Get(ctx, scopeApp, baselineName, v)), artifacts.CodeInvalidArgument, "Get(v%d)", v)
 			wantCode(t, errOf(b.st.GetRange(ctx, scopeApp, baselineName, v, 0, 1)), artifacts.CodeInvalidArgument, "GetRange(v%d)", v)
@@ -140,9 +140,9 @@ func testScopeValidation(t *testing.T, s *suite) {
 		t.Run(tc.what, func(t *testing.T) {
 			b.badPut(t, artifacts.CodeInvalidScope, tc.scope, "x", artifacts.PutOptions{}, tc.what)
 			ctx := t.Context()
-			wantCode(t, errOf(b.st.Stat(ctx, tc.scope, "x", 0)), artifacts.CodeInvalidScope, "Stat")
-			wantCode(t, errOf(b.st.Get(ctx, tc.scope, "x", 0)), artifacts.CodeInvalidScope, "Get")
-			wantCode(t, errOf(b.st.GetRange(ctx, tc.scope, "x", 0, 0, 1)), artifacts.CodeInvalidScope, "GetRange")
+			wantCode(t, errOf(b.st.Stat(ctx, tc.scope, "x", artifacts.Latest)), artifacts.CodeInvalidScope, "Stat")
+			wantCode(t, errOf(b.st.Get(ctx, tc.scope, "x", artifacts.Latest)), artifacts.CodeInvalidScope, "Get")
+			wantCode(t, errOf(b.st.GetRange(ctx, tc.scope, "x", artifacts.Latest, 0, 1)), artifacts.CodeInvalidScope, "GetRange")
 			wantCode(t, errOf(b.st.ListNames(ctx, tc.scope, artifacts.ListOptions{})), artifacts.CodeInvalidScope, "ListNames")
 			wantCode(t, errOf(b.st.ListVersions(ctx, tc.scope, "x", artifacts.ListOptions{})), artifacts.CodeInvalidScope, "ListVersions")
 			wantCode(t, errOf(b.st.Delete(ctx, tc.scope, "x", artifacts.Selector{Kind: artifacts.SelectAll})), artifacts.CodeInvalidScope, "Delete")
@@ -187,9 +187,9 @@ func testNameValidation(t *testing.T, s *suite) {
 		t.Run(tc.what, func(t *testing.T) {
 			b.badPut(t, artifacts.CodeInvalidName, scopeApp, tc.name, artifacts.PutOptions{}, "name "+tc.what)
 			ctx := t.Context()
-			wantCode(t, errOf(b.st.Stat(ctx, scopeApp, tc.name, 0)), artifacts.CodeInvalidName, "Stat")
-			wantCode(t, errOf(b.st.Get(ctx, scopeApp, tc.name, 0)), artifacts.CodeInvalidName, "Get")
-			wantCode(t, errOf(b.st.GetRange(ctx, scopeApp, tc.name, 0, 0, 1)), artifacts.CodeInvalidName, "GetRange")
+			wantCode(t, errOf(b.st.Stat(ctx, scopeApp, tc.name, artifacts.Latest)), artifacts.CodeInvalidName, "Stat")
+			wantCode(t, errOf(b.st.Get(ctx, scopeApp, tc.name, artifacts.Latest)), artifacts.CodeInvalidName, "Get")
+			wantCode(t, errOf(b.st.GetRange(ctx, scopeApp, tc.name, artifacts.Latest, 0, 1)), artifacts.CodeInvalidName, "GetRange")
 			wantCode(t, errOf(b.st.ListVersions(ctx, scopeApp, tc.name, artifacts.ListOptions{})), artifacts.CodeInvalidName, "ListVersions")
 			wantCode(t, errOf(b.st.Delete(ctx, scopeApp, tc.name, artifacts.Selector{Kind: artifacts.SelectAll})), artifacts.CodeInvalidName, "Delete")
 		})

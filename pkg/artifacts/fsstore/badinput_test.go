@@ -111,7 +111,7 @@ func TestSymlinkRefused(t *testing.T) {
 	if err := os.Symlink(dir+".moved", dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, sc, "n", 0); artifacts.CodeOf(err) != artifacts.CodeUnsafeStore {
+	if _, err := s.Get(ctx, sc, "n", artifacts.Latest); artifacts.CodeOf(err) != artifacts.CodeUnsafeStore {
 		t.Fatalf("get through a symlinked scope: %v", err)
 	}
 	if _, err := s.Put(ctx, sc, "n", strings.NewReader("x"), artifacts.PutOptions{}); artifacts.CodeOf(err) != artifacts.CodeUnsafeStore {
@@ -232,7 +232,7 @@ func TestOversizeAndGarbageRecords(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(s.NameDir(sc, c.name), "v-1.meta"), c.meta, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Stat(ctx, sc, c.name, 0); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
+		if _, err := s.Stat(ctx, sc, c.name, artifacts.Latest); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
 			t.Errorf("%s: Stat: %v", c.name, err)
 		}
 		if _, err := s.Get(ctx, sc, c.name, 1); artifacts.CodeOf(err) != artifacts.CodeCorrupt {

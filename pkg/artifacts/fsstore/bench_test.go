@@ -96,7 +96,7 @@ func BenchmarkGetLatest1KiB(b *testing.B) {
 	}
 	b.SetBytes(1024)
 	for b.Loop() {
-		r, err := s.Get(ctx, benchScope, "report.txt", 0)
+		r, err := s.Get(ctx, benchScope, "report.txt", artifacts.Latest)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -132,7 +132,7 @@ func TestFixtureCorruptNeverYieldsBytes(t *testing.T) {
 	s, _ := fixtureStore(t)
 	ctx := context.Background()
 	for _, name := range []string{"flipped.bin", "lost-data.bin"} {
-		r, err := s.Get(ctx, damaged, name, 0)
+		r, err := s.Get(ctx, damaged, name, artifacts.Latest)
 		if err == nil {
 			b, rerr := io.ReadAll(r)
 			r.Close()
@@ -175,7 +175,7 @@ func TestFixtureCorruptNeverYieldsBytes(t *testing.T) {
 		}
 	}
 	// ok.bin v2 is intact.
-	r, err := s.Get(ctx, damaged, "ok.bin", 0)
+	r, err := s.Get(ctx, damaged, "ok.bin", artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func latest(dir string) (int64, error) {
 	return sc.published[len(sc.published)-1], nil
 }
 
-// Stat returns the record of a version (0 for the latest).
+// Stat returns the record of a version (artifacts.Latest for the latest).
 func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
 	rec, _, err := s.stat(ctx, "stat", scope, name, version)
 	return rec, err
@@ -128,7 +128,7 @@ func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name
 	if err != nil {
 		return artifacts.Record{}, "", wrap(err)
 	}
-	if version == 0 {
+	if version == artifacts.Latest {
 		if version, err = latest(dir); err != nil {
 			return artifacts.Record{}, "", wrap(err)
 		}
@@ -140,7 +140,7 @@ func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name
 	return rec, dir, nil
 }
 
-// Get opens a version (0 for the latest) for verified reading.
+// Get opens a version (artifacts.Latest for the latest) for verified reading.
 func (s *Store) Get(ctx context.Context, scope artifacts.Scope, name string, version int64) (*artifacts.Reader, error) {
 	return s.GetRange(ctx, scope, name, version, 0, -1)
 }

@@ -140,7 +140,7 @@ func TestPutMemoryFlat(t *testing.T) {
 			}
 		})
 		get = peakHeap(func() {
-			r, err := s.Get(ctx, sc, fmt.Sprint(size), 0)
+			r, err := s.Get(ctx, sc, fmt.Sprint(size), artifacts.Latest)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func benchGet(b *testing.B, s *gcsstore.Store, size int64) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := s.Get(ctx, sc, "get", 0)
+		r, err := s.Get(ctx, sc, "get", artifacts.Latest)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func BenchmarkHeap(b *testing.B) {
 							}
 							return
 						}
-						r, err := s.Get(ctx, sc, "x", 0)
+						r, err := s.Get(ctx, sc, "x", artifacts.Latest)
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -218,7 +218,7 @@ func TestDeadlineNeverHangs(t *testing.T) {
 		"Put large": func(ctx context.Context) error {
 			return errOf(s.Put(ctx, sc, "n", bytes.NewReader(make([]byte, 3<<20)), artifacts.PutOptions{}))
 		},
-		"Stat":         func(ctx context.Context) error { return errOf(s.Stat(ctx, sc, "n", 0)) },
+		"Stat":         func(ctx context.Context) error { return errOf(s.Stat(ctx, sc, "n", artifacts.Latest)) },
 		"Get":          func(ctx context.Context) error { return errOf(readAll(s.Get(ctx, sc, "n", 1))) },
 		"GetRange":     func(ctx context.Context) error { return errOf(readAll(s.GetRange(ctx, sc, "n", 1, 0, 1))) },
 		"ListNames":    func(ctx context.Context) error { return errOf(s.ListNames(ctx, sc, artifacts.ListOptions{})) },
@@ -268,7 +268,7 @@ func TestDamagedObjects(t *testing.T) {
 		overwrite(t, s, s.ObjectName(sc, "short", rec.Version, gcsstore.SuffixData), payload[:size-1])
 		for what, err := range map[string]error{
 			"Stat garbage":         errOf(s.Stat(ctx, sc, "garbage", rec.Version)),
-			"Get garbage":          errOf(s.Get(ctx, sc, "garbage", 0)),
+			"Get garbage":          errOf(s.Get(ctx, sc, "garbage", artifacts.Latest)),
 			"ListVersions garbage": errOf(s.ListVersions(ctx, sc, "garbage", artifacts.ListOptions{})),
 			"ListNames garbage":    errOf(s.ListNames(ctx, sc, artifacts.ListOptions{})),
 		} {
@@ -346,7 +346,7 @@ func TestRetriedCreateIsOurs(t *testing.T) {
 			if got := listAll(t, srv); len(got) != 3 {
 				t.Errorf("objects after the put: %q, want one .reserve, .data and .meta", got)
 			}
-			b, err := readAll(s.Get(ctx, sc, "n", 0))
+			b, err := readAll(s.Get(ctx, sc, "n", artifacts.Latest))
 			if err != nil || string(b) != "payload" {
 				t.Errorf("Get = %q, %v", b, err)
 			}

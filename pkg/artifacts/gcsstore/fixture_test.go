@@ -164,7 +164,7 @@ func TestFixtureDeletedVersion(t *testing.T) {
 	if !slices.Equal(vs, []int64{1, 3}) {
 		t.Errorf("versions = %v, want [1 3]", vs)
 	}
-	latest, err := s.Stat(ctx, sc, name, 0)
+	latest, err := s.Stat(ctx, sc, name, artifacts.Latest)
 	if err != nil || latest.Version != 3 {
 		t.Errorf("Stat latest = v%d, %v; want v3", latest.Version, err)
 	}
@@ -191,7 +191,7 @@ func TestFixtureDeletedVersion(t *testing.T) {
 	if o.Metadata[gcsstore.TokenMetadataKey] == "" {
 		t.Errorf("the v4 record carries no %s metadata", gcsstore.TokenMetadataKey)
 	}
-	b, err := readAll(s.Get(ctx, sc, name, 0))
+	b, err := readAll(s.Get(ctx, sc, name, artifacts.Latest))
 	if err != nil || string(b) != "new summary" {
 		t.Errorf("Get latest = %q, %v", b, err)
 	}

@@ -144,7 +144,7 @@ func (s *Store) readRecord(ctx context.Context, op, objName string, gen int64) (
 	return rec, nil
 }
 
-// Stat returns the record of a version (0 for the latest).
+// Stat returns the record of a version (artifacts.Latest for the latest).
 func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
 	const op = "stat"
 	cctx, cancel := s.callCtx(ctx)
@@ -156,14 +156,14 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 	return rec, nil
 }
 
-// stat finds and checks the record of a version (0 for the latest).
+// stat finds and checks the record of a version (artifacts.Latest for the latest).
 func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, err
 	}
 	prefix := s.namePrefix(scope.Hash(), artifacts.NameHash(name))
 	var gen int64
-	if version == 0 {
+	if version == artifacts.Latest {
 		sc, err := s.scanName(ctx, prefix)
 		if err != nil {
 			return artifacts.Record{}, err
@@ -184,7 +184,7 @@ func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name
 	return rec, nil
 }
 
-// Get opens a version (0 for the latest) for verified reading: the object's
+// Get opens a version (artifacts.Latest for the latest) for verified reading: the object's
 // size is checked against the record before a byte is returned, and the
 // Reader checks size and SHA-256 before it reports io.EOF.
 func (s *Store) Get(ctx context.Context, scope artifacts.Scope, name string, version int64) (*artifacts.Reader, error) {

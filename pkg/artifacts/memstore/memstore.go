@@ -377,7 +377,7 @@ func (s *Store) lookup(op string, scope artifacts.Scope, name string) (*scopeSta
 	return sc, ns, nil
 }
 
-// find returns a published version (0 for the latest) and its verified
+// find returns a published version (artifacts.Latest for the latest) and its verified
 // record.
 func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name string, v int64) (artifacts.Record, []byte, error) {
 	if err := artifacts.CheckContext(ctx, op); err != nil {
@@ -389,7 +389,7 @@ func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name
 	if err != nil {
 		return artifacts.Record{}, nil, err
 	}
-	if v == 0 {
+	if v == artifacts.Latest {
 		if v = ns.latest(); v == 0 {
 			return artifacts.Record{}, nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version")
 		}
@@ -405,7 +405,7 @@ func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name
 	return rec, ver.payload, nil
 }
 
-// Stat returns the verified record of a version (0 for the latest).
+// Stat returns the verified record of a version (artifacts.Latest for the latest).
 func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
 	const op = "stat"
 	rec, _, err := s.find(ctx, op, scope, name, version)
@@ -415,7 +415,7 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 	return rec, nil
 }
 
-// Get opens a version (0 for the latest) for verified reading.
+// Get opens a version (artifacts.Latest for the latest) for verified reading.
 func (s *Store) Get(ctx context.Context, scope artifacts.Scope, name string, version int64) (*artifacts.Reader, error) {
 	return s.GetRange(ctx, scope, name, version, 0, -1)
 }

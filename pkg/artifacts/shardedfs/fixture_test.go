@@ -301,7 +301,7 @@ func TestPutNewScopeLayout(t *testing.T) {
 	}
 	// The shard is a v1 store of its own holding the one scope, readable
 	// by the single-root driver as the Erlang adapter would read it.
-	rec, err := s.Stat(ctx, sc, "notes/today.md", 0)
+	rec, err := s.Stat(ctx, sc, "notes/today.md", artifacts.Latest)
 	if err != nil || rec.Version != 1 || rec.Size != 5 {
 		t.Fatalf("Stat: %+v, %v", rec, err)
 	}
@@ -361,12 +361,12 @@ func TestMissingScopeAndBadInput(t *testing.T) {
 	}{
 		{"list names", func() error { _, err := s.ListNames(ctx, none, artifacts.ListOptions{}); return err }, artifacts.CodeNotFound},
 		{"list versions", func() error { _, err := s.ListVersions(ctx, none, "x", artifacts.ListOptions{}); return err }, artifacts.CodeNotFound},
-		{"get", func() error { _, err := s.Get(ctx, none, "x", 0); return err }, artifacts.CodeNotFound},
+		{"get", func() error { _, err := s.Get(ctx, none, "x", artifacts.Latest); return err }, artifacts.CodeNotFound},
 		{"delete", func() error {
 			_, err := s.Delete(ctx, none, "x", artifacts.Selector{Kind: artifacts.SelectAll})
 			return err
 		}, artifacts.CodeNotFound},
-		{"bad name", func() error { _, err := s.Stat(ctx, none, "a//b", 0); return err }, artifacts.CodeInvalidName},
+		{"bad name", func() error { _, err := s.Stat(ctx, none, "a//b", artifacts.Latest); return err }, artifacts.CodeInvalidName},
 		{"bad scope", func() error {
 			_, err := s.ListNames(ctx, artifacts.Scope{Kind: artifacts.KindApp}, artifacts.ListOptions{})
 			return err

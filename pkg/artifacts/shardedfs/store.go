@@ -218,7 +218,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	return st.Put(ctx, scope, name, r, opts)
 }
 
-// Get opens a version (0 means the latest) for reading.
+// Get opens a version (artifacts.Latest for the latest) for reading.
 func (s *Store) Get(ctx context.Context, scope artifacts.Scope, name string, version int64) (*artifacts.Reader, error) {
 	st, err := s.readShard("get", scope, name)
 	if err != nil {
@@ -227,7 +227,7 @@ func (s *Store) Get(ctx context.Context, scope artifacts.Scope, name string, ver
 	return st.Get(ctx, scope, name, version)
 }
 
-// GetRange opens length bytes at offset of a version (0 means the latest).
+// GetRange opens length bytes at offset of a version (artifacts.Latest for the latest).
 func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string, version int64, offset, length int64) (*artifacts.Reader, error) {
 	st, err := s.readShard("get range", scope, name)
 	if err != nil {
@@ -236,7 +236,7 @@ func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string
 	return st.GetRange(ctx, scope, name, version, offset, length)
 }
 
-// Stat returns the record of a version (0 means the latest).
+// Stat returns the record of a version (artifacts.Latest for the latest).
 func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, version int64) (artifacts.Record, error) {
 	st, err := s.readShard("stat", scope, name)
 	if err != nil {

@@ -165,7 +165,7 @@ func TestQuotaAndFiles(t *testing.T) {
 	if got := snapshotTree(t, e.wsDir()); !sameTree(got, map[string]string{"a": strings.Repeat("a", 60), "c": "c"}) {
 		t.Errorf("workspace %v", got)
 	}
-	if _, err := e.store.Stat(context.Background(), artifacts.UserScope("demo", "u-1"), "m", 0); !errors.Is(err, &artifacts.Error{Code: artifacts.CodeNotFound}) {
+	if _, err := e.store.Stat(context.Background(), artifacts.UserScope("demo", "u-1"), "m", artifacts.Latest); !errors.Is(err, &artifacts.Error{Code: artifacts.CodeNotFound}) {
 		t.Errorf("refused memory write was stored: %v", err)
 	}
 }
@@ -176,7 +176,7 @@ func TestQuotaAndFiles(t *testing.T) {
 func TestSnapshotOnWrite(t *testing.T) {
 	e := newEnv(t, func(o *envOpts) { o.ws.Policy = workspace.SnapshotOnWrite })
 	e.mustOK("write_file", map[string]any{"path": "by_region.csv", "content": "region,total\nnorth,3\n"})
-	rec, err := e.store.Stat(context.Background(), e.scope, workspace.SnapshotName, 0)
+	rec, err := e.store.Stat(context.Background(), e.scope, workspace.SnapshotName, artifacts.Latest)
 	if err != nil || rec.Version != 1 {
 		t.Fatalf("snapshot %+v, %v", rec, err)
 	}

@@ -363,7 +363,7 @@ func (m *memFS) stat(ctx context.Context, rel string) (fs.FileInfo, error) {
 	if rel == "." {
 		return memInfo{name: "memory", dir: true}, nil
 	}
-	rec, err := m.store().Stat(ctx, m.scope(), rel, 0)
+	rec, err := m.store().Stat(ctx, m.scope(), rel, artifacts.Latest)
 	if err == nil {
 		return memInfo{name: path.Base(rel), size: rec.Size, mod: rec.Created()}, nil
 	}
@@ -386,7 +386,7 @@ func (m *memFS) list(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 		return nil, err
 	}
 	if rel != "." && len(names) == 0 {
-		if _, err := m.store().Stat(ctx, m.scope(), rel, 0); err == nil {
+		if _, err := m.store().Stat(ctx, m.scope(), rel, artifacts.Latest); err == nil {
 			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "%q is not a directory", rel)
 		}
 		return nil, artifacts.Errorf(artifacts.CodeNotFound, "mcp", nil, "%q does not exist", rel)
@@ -428,7 +428,7 @@ func (m *memFS) open(ctx context.Context, rel string) (handle, error) {
 	if rel == "." {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "/memory is a directory")
 	}
-	rd, err := m.store().Get(ctx, m.scope(), rel, 0)
+	rd, err := m.store().Get(ctx, m.scope(), rel, artifacts.Latest)
 	if err != nil {
 		if artifacts.IsNotFound(err) {
 			if fi, serr := m.stat(ctx, rel); serr == nil && fi.IsDir() {
@@ -487,7 +487,7 @@ func (m *memFS) readAll(ctx context.Context, rel string) ([]byte, error) {
 // mkdir succeeds: /memory's directories exist as soon as a file below
 // them does.
 func (m *memFS) mkdir(ctx context.Context, rel string) error {
-	if _, err := m.store().Stat(ctx, m.scope(), rel, 0); err == nil {
+	if _, err := m.store().Stat(ctx, m.scope(), rel, artifacts.Latest); err == nil {
 		return artifacts.Errorf(artifacts.CodeConflict, "mcp", nil, "%q is a file", rel)
 	}
 	return nil

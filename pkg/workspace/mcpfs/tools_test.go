@@ -227,7 +227,7 @@ func TestMemory(t *testing.T) {
 	e.mustOK("append_file", map[string]any{"path": "/memory/log.md", "content": "a"})
 	e.mustOK("append_file", map[string]any{"path": "/memory/log.md", "content": "b"})
 	user := artifacts.UserScope(e.scope.App, e.scope.User)
-	rec, err := e.store.Stat(ctx, user, "prefs/style.md", 0)
+	rec, err := e.store.Stat(ctx, user, "prefs/style.md", artifacts.Latest)
 	if err != nil || rec.Version != 2 {
 		t.Fatalf("store record %+v, %v; want version 2", rec, err)
 	}
@@ -364,13 +364,13 @@ func TestEndTurn(t *testing.T) {
 func TestCloseSnapshots(t *testing.T) {
 	e := newEnv(t, func(o *envOpts) { o.ws.Policy = workspace.SnapshotAtEndOfTurn })
 	e.mustOK("write_file", map[string]any{"path": "a", "content": "x"})
-	if _, err := e.store.Stat(context.Background(), e.scope, workspace.SnapshotName, 0); !artifacts.IsNotFound(err) {
+	if _, err := e.store.Stat(context.Background(), e.scope, workspace.SnapshotName, artifacts.Latest); !artifacts.IsNotFound(err) {
 		t.Fatalf("snapshot before Close: %v", err)
 	}
 	if err := e.srv.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Stat(context.Background(), e.scope, workspace.SnapshotName, 0); err != nil {
+	if _, err := e.store.Stat(context.Background(), e.scope, workspace.SnapshotName, artifacts.Latest); err != nil {
 		t.Fatalf("no snapshot after Close: %v", err)
 	}
 }

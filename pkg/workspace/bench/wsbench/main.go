@@ -66,7 +66,7 @@ func run(op, scratch, store string) error {
 		}
 		fmt.Printf("snapshot v%d: %d files, %d bytes, archive %d bytes\n", res.Version, res.Files, res.Bytes, res.Record.Size)
 	case "hydrate":
-		res, err := m.Hydrate(ctx, scope, 0, workspace.HydrateOptions{})
+		res, err := m.Hydrate(ctx, scope, artifacts.Latest, workspace.HydrateOptions{})
 		if err != nil {
 			return err
 		}

@@ -1,14 +1,17 @@
-package artifactscmd
+// Package deletion holds the plans that delete artifact versions: a plan
+// is computed without changing anything, printed with its plan_id, and
+// executed only when confirmed, deleting exactly the versions it lists and
+// only while each is still what was planned (see artifacts.Store.DeleteExact).
+// It uses the one plan/confirmation mechanism of package internal/plan.
+package deletion
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
@@ -26,11 +29,46 @@ const (
 // MaxPlanBytes bounds a plan read from --confirm-file.
 const MaxPlanBytes = 8 << 20
 
-// PlanVersion is one version a plan deletes.
+// Scope is a scope in a plan's JSON: kind and app, and the user and
+// session when its kind has them.
+type Scope struct {
+	Kind    string `json:"kind"`
+	App     string `json:"app"`
+	User    string `json:"user,omitempty"`
+	Session string `json:"session,omitempty"`
+}
+
+// ScopeOf converts s into its plan form, keeping only the parts its kind
+// has.
+func ScopeOf(s artifacts.Scope) Scope {
+	out := Scope{Kind: string(s.Kind), App: s.App}
+	switch s.Kind {
+	case artifacts.KindUser:
+		out.User = s.User
+	case artifacts.KindSession:
+		out.User, out.Session = s.User, s.Session
+	}
+	return out
+}
+
+// Scope returns the artifacts.Scope of the plan form.
+func (s Scope) Scope() artifacts.Scope {
+	return artifacts.Scope{Kind: artifacts.Kind(s.Kind), App: s.App, User: s.User, Session: s.Session}
+}
+
+// PlanVersion is one version a plan deletes: its number and what binds its
+// bytes (the digest, and the layout's token where it keeps one; see
+// artifacts.Record.Token).
 type PlanVersion struct {
 	Version int64  `json:"version"`
 	Size    int64  `json:"size"`
 	Digest  string `json:"digest"`
+	Token   string `json:"token,omitempty"`
+}
+
+// Ref returns the version as an artifacts.VersionRef.
+func (v PlanVersion) Ref() artifacts.VersionRef {
+	return artifacts.VersionRef{Version: v.Version, Size: v.Size, Digest: v.Digest, Token: v.Token}
 }
 
 // PlanBody is a delete plan without its plan_id: what would be deleted,
@@ -44,6 +82,13 @@ type PlanBody struct {
 	Name     string        `json:"name"`
 	Selector string        `json:"selector"`
 	Versions []PlanVersion `json:"versions"`
+	// ReusedNumber is set when the layout hands a deleted number out again
+	// (Capabilities.ReusesVersions) and the plan deletes the name's highest
+	// version: the next save will take that number again. Execute refuses
+	// such a plan unless ExecOptions.AllowNumberReuse.
+	ReusedNumber *int64 `json:"reused_number,omitempty"`
+	// Note says so in words, for the JSON reader.
+	Note string `json:"note,omitempty"`
 }
 
 // Plan is a delete plan as printed and as given back to --confirm:
@@ -111,13 +156,13 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 	body := PlanBody{
 		Action:   ActionDelete,
 		Store:    store,
-		Scope:    ScopeJSON(scope),
+		Scope:    ScopeOf(scope),
 		Name:     name,
 		Selector: SelectorString(sel),
 		Versions: []PlanVersion{},
 	}
 	add := func(r artifacts.Record) {
-		body.Versions = append(body.Versions, PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest})
+		body.Versions = append(body.Versions, PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token})
 	}
 	if err := sel.Check("plan delete"); err != nil {
 		return Plan{}, err
@@ -126,7 +171,7 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 	case artifacts.SelectVersion, artifacts.SelectLatest:
 		v := sel.Version
 		if sel.Kind == artifacts.SelectLatest {
-			v = 0
+			v = artifacts.Latest
 		}
 		r, err := st.Stat(ctx, scope, name, v)
 		if err != nil {
@@ -153,7 +198,60 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 			return Plan{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, 0)
 		}
 	}
+	if caps := st.Capabilities(); caps.ReusesVersions {
+		latest, err := st.Stat(ctx, scope, name, artifacts.Latest)
+		if err != nil {
+			return Plan{}, err
+		}
+		for _, v := range body.Versions {
+			if v.Version == latest.Version {
+				n := v.Version
+				body.ReusedNumber = &n
+				body.Note = ReuseNote(caps.Layout, n)
+			}
+		}
+	}
 	return NewPlan(body)
+}
+
+// ReuseNote says that deleting version v, a name's highest, lets the
+// writer of layout hand out v again.
+func ReuseNote(layout string, v int64) string {
+	who := "the store"
+	if strings.HasPrefix(layout, "google-adk") {
+		who = "ADK"
+	}
+	return fmt.Sprintf("v%d is the highest version: %s will hand out v%d again on the next save (layout %s reuses numbers)", v, who, v, layout)
+}
+
+// ExecOptions are the options of Execute.
+type ExecOptions struct {
+	// AllowNumberReuse allows a plan whose ReusedNumber is set.
+	AllowNumberReuse bool
+}
+
+// Execute deletes exactly the versions of p, a plan already matched
+// against the store (see Confirmation.Match), through
+// artifacts.Store.DeleteExact: a version that changed or went since it was
+// planned is a stale *plan.ConfirmationError and nothing is deleted. A
+// plan that lets the layout reuse a number is refused with a
+// *plan.ConfirmationError unless opts.AllowNumberReuse. It returns the
+// records deleted, also when a later deletion failed.
+func Execute(ctx context.Context, st *artifacts.Store, p Plan, opts ExecOptions) ([]artifacts.Record, error) {
+	if p.ReusedNumber != nil && !opts.AllowNumberReuse {
+		return nil, &plan.ConfirmationError{Msg: fmt.Sprintf(
+			"refused: %s; to delete it anyway, confirm again with --allow-number-reuse; nothing was deleted", p.Note)}
+	}
+	refs := make([]artifacts.VersionRef, len(p.Versions))
+	for i, v := range p.Versions {
+		refs[i] = v.Ref()
+	}
+	done, err := st.DeleteExact(ctx, p.Scope.Scope(), p.Name, refs)
+	if len(done) == 0 && (artifacts.CodeOf(err) == artifacts.CodeConflict || artifacts.IsNotFound(err)) {
+		return nil, &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
+			"stale confirmation: %s; nothing was deleted", artifacts.ReasonOf(err))}
+	}
+	return done, err
 }
 
 // Confirmation is a parsed --confirm or --confirm-file value: a plan_id
@@ -167,15 +265,15 @@ type Confirmation struct {
 
 // ParseConfirmation parses a confirmation: a plan_id (64 lowercase hex
 // characters), or exactly one plan JSON object with no unknown field. A
-// value that is neither is a usage error (exit status 2). It does not check
-// the plan's integrity; Match does.
+// value that is neither is a *plan.ParseError. It does not check the
+// plan's integrity; Match does.
 func ParseConfirmation(s string) (Confirmation, error) {
 	return confirmation(plan.Parse[Plan](s, "delete plan"))
 }
 
 func confirmation(p *Plan, id string, err error) (Confirmation, error) {
 	if err != nil {
-		return Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: err}
+		return Confirmation{}, err
 	}
 	if p != nil {
 		return Confirmation{PlanID: p.PlanID, Plan: p}, nil
@@ -184,19 +282,15 @@ func confirmation(p *Plan, id string, err error) (Confirmation, error) {
 }
 
 // ReadConfirmation reads a plan from r (a --confirm-file), at most
-// MaxPlanBytes, and parses it with ParseConfirmation.
+// MaxPlanBytes, and parses it with ParseConfirmation: a confirmation that
+// is neither is a *plan.ParseError, and a read failure is returned as is.
 func ReadConfirmation(r io.Reader) (Confirmation, error) {
-	p, id, err := plan.Read[Plan](r, MaxPlanBytes, "delete plan")
-	var pe *plan.ParseError
-	if err != nil && !errors.As(err, &pe) {
-		return Confirmation{}, err // reading failed
-	}
-	return confirmation(p, id, err)
+	return confirmation(plan.Read[Plan](r, MaxPlanBytes, "delete plan"))
 }
 
 // Match decides whether the confirmation allows executing cur, the plan
 // computed again just now. It returns nil when it does, and otherwise a
-// *cmdutil.ConfirmationError (exit status 4) saying why not:
+// *plan.ConfirmationError (exit status 4) saying why not:
 //   - a plan whose plan_id does not match its own content was modified
 //     after it was made (confirmation_required);
 //   - a plan for another store, scope, name or selector
@@ -208,7 +302,7 @@ func (c Confirmation) Match(cur Plan) error {
 		if c.PlanID == cur.PlanID {
 			return nil
 		}
-		return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
+		return &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
 			"stale confirmation: plan_id %s does not match the current plan %s (versions were added or removed since the plan was made, or the id is for another plan); nothing was deleted",
 			c.PlanID, cur.PlanID)}
 	}
@@ -218,18 +312,18 @@ func (c Confirmation) Match(cur Plan) error {
 		return err
 	}
 	if p.PlanID != id {
-		return &cmdutil.ConfirmationError{Msg: fmt.Sprintf(
+		return &plan.ConfirmationError{Msg: fmt.Sprintf(
 			"refused: the confirmed plan was modified after it was made (its plan_id %q does not match its content, which hashes to %s); make a new plan; nothing was deleted",
 			p.PlanID, id)}
 	}
 	if p.Action != cur.Action || p.Store != cur.Store || p.Scope != cur.Scope || p.Name != cur.Name || p.Selector != cur.Selector {
-		return &cmdutil.ConfirmationError{Msg: fmt.Sprintf(
+		return &plan.ConfirmationError{Msg: fmt.Sprintf(
 			"refused: the confirmed plan is for %s %q in %s of %s by %s, not for this command (%s %q in %s of %s by %s); nothing was deleted",
 			p.Action, p.Name, describeScope(p.Scope), p.Store, p.Selector,
 			cur.Action, cur.Name, describeScope(cur.Scope), cur.Store, cur.Selector)}
 	}
 	if p.PlanID != cur.PlanID {
-		return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
+		return &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
 			"stale confirmation: the versions changed since the plan was made (%s); nothing was deleted",
 			diffVersions(p.Versions, cur.Versions))}
 	}
@@ -237,9 +331,7 @@ func (c Confirmation) Match(cur Plan) error {
 }
 
 // describeScope formats a JSON scope like artifacts.Scope.String.
-func describeScope(s Scope) string {
-	return artifacts.Scope{Kind: artifacts.Kind(s.Kind), App: s.App, User: s.User, Session: s.Session}.String()
-}
+func describeScope(s Scope) string { return s.Scope().String() }
 
 // diffVersions describes how the versions of two plans differ.
 func diffVersions(old, cur []PlanVersion) string {

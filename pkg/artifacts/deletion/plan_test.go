@@ -1,4 +1,4 @@
-package artifactscmd
+package deletion
 
 import (
 	"bytes"
@@ -7,11 +7,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/memstore"
 )
@@ -20,7 +21,7 @@ func sampleBody() PlanBody {
 	return PlanBody{
 		Action:   ActionDelete,
 		Store:    "file:///srv/a&b<c>",
-		Scope:    ScopeJSON(artifacts.SessionScope("demo-a", "用户-a", "sessão/ü 1")),
+		Scope:    ScopeOf(artifacts.SessionScope("demo-a", "用户-a", "sessão/ü 1")),
 		Name:     "données/résumé.md",
 		Selector: SelectorAllVersions,
 		Versions: []PlanVersion{
@@ -49,7 +50,7 @@ func TestCanonicalForm(t *testing.T) {
 	}
 
 	// App scopes leave out user and session; no versions is [].
-	b := PlanBody{Action: ActionDelete, Store: "gs://b/p", Scope: ScopeJSON(artifacts.AppScope("x")), Name: "n", Selector: "version=2"}
+	b := PlanBody{Action: ActionDelete, Store: "gs://b/p", Scope: ScopeOf(artifacts.AppScope("x")), Name: "n", Selector: "version=2"}
 	got, _ = b.Canonical()
 	if string(got) != `{"action":"delete","store":"gs://b/p","scope":{"kind":"app","app":"x"},"name":"n","selector":"version=2","versions":[]}` {
 		t.Errorf("app canonical: %s", got)
@@ -110,8 +111,9 @@ func TestParseConfirmation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ParseConfirmation(tc.in)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
-					t.Fatalf("err %v (exit %d), want %q and exit 2", err, cmdutil.ExitCode(err), tc.wantErr)
+				var pe *plan.ParseError
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &pe) {
+					t.Fatalf("err %v, want a *plan.ParseError saying %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -151,19 +153,19 @@ func TestMatch(t *testing.T) {
 	}{
 		{"same id", Confirmation{PlanID: cur.PlanID}, "", ""},
 		{"same plan", made(func(*PlanBody) {}), "", ""},
-		{"other id", Confirmation{PlanID: strings.Repeat("0", 64)}, cmdutil.CodeStaleConfirmation, "does not match the current plan"},
-		{"version added since", made(func(b *PlanBody) { b.Versions = b.Versions[:1] }), cmdutil.CodeStaleConfirmation, "now targeted but not planned: v3"},
+		{"other id", Confirmation{PlanID: strings.Repeat("0", 64)}, plan.CodeStaleConfirmation, "does not match the current plan"},
+		{"version added since", made(func(b *PlanBody) { b.Versions = b.Versions[:1] }), plan.CodeStaleConfirmation, "now targeted but not planned: v3"},
 		{"version removed since", made(func(b *PlanBody) {
 			b.Versions = append(b.Versions, PlanVersion{Version: 4, Size: 1, Digest: strings.Repeat("c", 64)})
-		}), cmdutil.CodeStaleConfirmation, "planned but gone or changed: v4"},
-		{"edited digest", tampered(func(b *PlanBody) { b.Versions[0].Digest = strings.Repeat("f", 64) }), cmdutil.CodeConfirmationRequired, "modified after it was made"},
-		{"edited version list", tampered(func(b *PlanBody) { b.Versions = b.Versions[1:] }), cmdutil.CodeConfirmationRequired, "modified after it was made"},
-		{"no plan_id", Confirmation{Plan: &Plan{PlanBody: sampleBody()}}, cmdutil.CodeConfirmationRequired, "modified after it was made"},
-		{"other selector", made(func(b *PlanBody) { b.Selector = SelectorLatest }), cmdutil.CodeConfirmationRequired, "not for this command"},
-		{"other name", made(func(b *PlanBody) { b.Name = "x" }), cmdutil.CodeConfirmationRequired, "not for this command"},
-		{"other store", made(func(b *PlanBody) { b.Store = "file:///elsewhere" }), cmdutil.CodeConfirmationRequired, "not for this command"},
-		{"other scope", made(func(b *PlanBody) { b.Scope = ScopeJSON(artifacts.AppScope("demo-a")) }), cmdutil.CodeConfirmationRequired, "not for this command"},
-		{"other action", made(func(b *PlanBody) { b.Action = "purge" }), cmdutil.CodeConfirmationRequired, "not for this command"},
+		}), plan.CodeStaleConfirmation, "planned but gone or changed: v4"},
+		{"edited digest", tampered(func(b *PlanBody) { b.Versions[0].Digest = strings.Repeat("f", 64) }), plan.CodeConfirmationRequired, "modified after it was made"},
+		{"edited version list", tampered(func(b *PlanBody) { b.Versions = b.Versions[1:] }), plan.CodeConfirmationRequired, "modified after it was made"},
+		{"no plan_id", Confirmation{Plan: &Plan{PlanBody: sampleBody()}}, plan.CodeConfirmationRequired, "modified after it was made"},
+		{"other selector", made(func(b *PlanBody) { b.Selector = SelectorLatest }), plan.CodeConfirmationRequired, "not for this command"},
+		{"other name", made(func(b *PlanBody) { b.Name = "x" }), plan.CodeConfirmationRequired, "not for this command"},
+		{"other store", made(func(b *PlanBody) { b.Store = "file:///elsewhere" }), plan.CodeConfirmationRequired, "not for this command"},
+		{"other scope", made(func(b *PlanBody) { b.Scope = ScopeOf(artifacts.AppScope("demo-a")) }), plan.CodeConfirmationRequired, "not for this command"},
+		{"other action", made(func(b *PlanBody) { b.Action = "purge" }), plan.CodeConfirmationRequired, "not for this command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.Match(cur)
@@ -173,9 +175,9 @@ func TestMatch(t *testing.T) {
 				}
 				return
 			}
-			var ce *cmdutil.ConfirmationError
-			if !errors.As(err, &ce) || cmdutil.ErrorCode(err) != tc.code || cmdutil.ExitCode(err) != cmdutil.ExitConfirmation {
-				t.Fatalf("err %v, want code %s and exit 4", err, tc.code)
+			var ce *plan.ConfirmationError
+			if !errors.As(err, &ce) || ce.ErrorCode() != tc.code {
+				t.Fatalf("err %v, want a confirmation error with code %s", err, tc.code)
 			}
 			if !strings.Contains(err.Error(), tc.inMsg) {
 				t.Errorf("message %q lacks %q", err, tc.inMsg)
@@ -237,8 +239,11 @@ func TestComputePlan(t *testing.T) {
 	if _, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 9}); !artifacts.IsNotFound(err) {
 		t.Errorf("unknown version: %v", err)
 	}
-	if _, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
-		t.Errorf("version 0: %v", err)
+	if _, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion}); !artifacts.IsNotFound(err) {
+		t.Errorf("version 0 of a store numbering from 1: %v", err)
+	}
+	if _, err := ComputePlan(ctx, artifacts.NewStore(st), "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: -1}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+		t.Errorf("version -1: %v", err)
 	}
 	// A plan for --version 2 does not change when a version is added; a
 	// plan for --latest does.
@@ -252,4 +257,102 @@ func TestComputePlan(t *testing.T) {
 	if v2.PlanID != v2b.PlanID || latest.PlanID == latestB.PlanID {
 		t.Errorf("after a put: version plan %v, latest plan %v", v2.PlanID == v2b.PlanID, latest.PlanID == latestB.PlanID)
 	}
+}
+
+// reusing declares that its layout reuses deleted numbers; the plan, not
+// the driver's behaviour, is under test.
+type reusing struct{ artifacts.Driver }
+
+func (r reusing) Capabilities() artifacts.Capabilities {
+	c := r.Driver.Capabilities()
+	c.ReusesVersions, c.Layout = true, "google-adk-gcs"
+	return c
+}
+
+func TestExecute(t *testing.T) {
+	ctx := context.Background()
+	scope := artifacts.SessionScope("app", "u", "s")
+	newStore := func(t *testing.T, reuse bool) *artifacts.Store {
+		ms, err := memstore.New(memstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d artifacts.Driver = ms
+		if reuse {
+			d = reusing{d}
+		}
+		st := artifacts.NewStore(d)
+		for _, b := range []string{"one", "two", "three"} {
+			if _, err := st.Put(ctx, scope, "f", strings.NewReader(b), artifacts.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return st
+	}
+	versions := func(t *testing.T, st *artifacts.Store) []int64 {
+		page, err := st.ListVersions(ctx, scope, "f", artifacts.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, r := range page.Items {
+			out = append(out, r.Version)
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		reuse bool
+		sel   artifacts.Selector
+		allow bool
+		code  string // "" when the plan executes
+		left  []int64
+	}{
+		{"never-reusing layout, latest", false, artifacts.Selector{Kind: artifacts.SelectLatest}, false, "", []int64{1, 2}},
+		{"reusing layout, a middle version", true, artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2}, false, "", []int64{1, 3}},
+		{"reusing layout, the highest refused", true, artifacts.Selector{Kind: artifacts.SelectLatest}, false, plan.CodeConfirmationRequired, []int64{1, 2, 3}},
+		{"reusing layout, all refused", true, artifacts.Selector{Kind: artifacts.SelectAll}, false, plan.CodeConfirmationRequired, []int64{1, 2, 3}},
+		{"reusing layout, the highest allowed", true, artifacts.Selector{Kind: artifacts.SelectLatest}, true, "", []int64{1, 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStore(t, tc.reuse)
+			p, err := ComputePlan(ctx, st, "mem://", scope, "f", tc.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reused := p.ReusedNumber != nil; reused != (tc.reuse && tc.sel.Kind != artifacts.SelectVersion) {
+				t.Errorf("ReusedNumber %v for %+v", p.ReusedNumber, tc.sel)
+			} else if reused && (*p.ReusedNumber != 3 || !strings.Contains(p.Note, "ADK will hand out v3 again")) {
+				t.Errorf("ReusedNumber %d, note %q", *p.ReusedNumber, p.Note)
+			}
+			_, err = Execute(ctx, st, p, ExecOptions{AllowNumberReuse: tc.allow})
+			var ce *plan.ConfirmationError
+			switch {
+			case tc.code == "" && err != nil:
+				t.Fatalf("Execute: %v", err)
+			case tc.code != "" && (!errors.As(err, &ce) || ce.ErrorCode() != tc.code):
+				t.Fatalf("Execute: %v, want %s", err, tc.code)
+			}
+			if got := versions(t, st); !slices.Equal(got, tc.left) {
+				t.Errorf("left %v, want %v", got, tc.left)
+			}
+		})
+	}
+	t.Run("a version changed since the plan: stale, nothing deleted", func(t *testing.T) {
+		st := newStore(t, false)
+		p, err := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectAll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Versions[2].Digest = strings.Repeat("0", 64) // as if v3 had been rewritten
+		_, err = Execute(ctx, st, p, ExecOptions{})
+		var ce *plan.ConfirmationError
+		if !errors.As(err, &ce) || !ce.Stale {
+			t.Fatalf("Execute: %v, want a stale confirmation", err)
+		}
+		if got := versions(t, st); !slices.Equal(got, []int64{1, 2, 3}) {
+			t.Errorf("left %v", got)
+		}
+	})
 }

@@ -317,6 +317,8 @@ type versionsJSON struct {
 		CreatedAt    string   `json:"created_at"`
 		CreatedAtMS  int64    `json:"created_at_ms"`
 		MetadataKeys []string `json:"metadata_keys"`
+		State        string   `json:"state"`
+		Reason       string   `json:"reason"`
 	} `json:"items"`
 	NextCursor *int64 `json:"next_cursor"`
 }

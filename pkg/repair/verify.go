@@ -105,6 +105,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		wantHash = opts.Scope.Hash()
 	}
 
+	canBroken := st.CanListBroken()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -123,10 +124,10 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		mu.Unlock()
 		cancel()
 	}
-	// add files a problem under corrupt or unreadable by its code; only a
-	// corrupt version whose record decodes gets the command that deletes
-	// it (artifacts delete plans from the record: for one that does not
-	// decode the command would fail).
+	// add files a problem under corrupt or unreadable by its code; a
+	// corrupt version gets the command that deletes it when its record
+	// decodes (artifacts delete plans from the record) or when the store
+	// can plan a broken version bound to its files (BrokenLister).
 	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool) {
 		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code}
 		mu.Lock()
@@ -135,7 +136,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 			unread = append(unread, it)
 			return
 		}
-		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version > 0 {
+		if code == artifacts.CodeCorrupt && (decodes || canBroken) && scope != nil && name != "" && version > 0 {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
 		corrupt = append(corrupt, it)

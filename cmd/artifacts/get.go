@@ -25,6 +25,8 @@ import (
 // GetOptions holds the flag values and dependencies of "artifacts get".
 type GetOptions struct {
 	deps
+	// StoreURI returns the parsed --store, named in the output.
+	StoreURI func() (cmdutil.StoreURI, error)
 
 	// ScopeFlags are --app, --user and --session as given.
 	ScopeFlags cmdutil.ScopeFlags
@@ -44,6 +46,9 @@ type GetOptions struct {
 // GetResult is the JSON output of "artifacts get -O FILE" (with -O - the
 // payload is the output).
 type GetResult struct {
+	// Store is the canonical store URI and Layout its layout.
+	Store   string `json:"store"`
+	Layout  string `json:"layout"`
 	Scope   Scope  `json:"scope"`
 	Name    string `json:"name"`
 	Version int64  `json:"version"`
@@ -55,7 +60,7 @@ type GetResult struct {
 // NewCmdGet returns "artifacts get". runF, when not nil, replaces the run
 // function.
 func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
-	opts := &GetOptions{deps: depsOf(f)}
+	opts := &GetOptions{deps: depsOf(f), StoreURI: f.StoreURI}
 	cmd := &cobra.Command{
 		Use:   "get --app A [--user U [--session S]] --name NAME [--version V] -O FILE|-",
 		Short: "Write the verified payload of one version to a file or stdout",
@@ -74,8 +79,11 @@ written. A payload that is not text is not written to a terminal.
 
 Listing commands never print payloads; this one does, on request only.
 
+With -O FILE the report names the store and its layout.
+
 JSON (with -O FILE, on stdout):
-  {"scope": S, "name", "version", "size", "digest", "file"}`,
+  {"store": URI, "layout", "scope": S, "name", "version", "size", "digest",
+   "file"}`,
 		Example: `  agentstore artifacts get --store /var/lib/agents --app demo-a --user user-42 \
       --session session-7 --name reports/summary.txt -O -
 
@@ -130,6 +138,10 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
 	st, err := opts.OpenStore(ctx)
 	if err != nil {
 		return err
@@ -153,8 +165,9 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return err
 	}
 	if jsonOut {
-		return output.JSON(opts.IO.Out, GetResult{Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
+		return output.JSON(opts.IO.Out, GetResult{Store: u.String(), Layout: st.Capabilities().Layout, Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
 	}
+	fmt.Fprintf(opts.IO.Out, "%s %s (%s)\n", output.NewStyles(opts.IO).Bold("Store"), u.String(), st.Capabilities().Layout)
 	fmt.Fprintf(opts.IO.Out, "Wrote %s v%d of %s to %s (%s, SHA-256 %s, verified)\n",
 		shell.Quote(rec.Name), rec.Version, rec.Scope, path, output.Size(rec.Size), rec.Digest)
 	return nil

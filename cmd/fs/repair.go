@@ -129,9 +129,9 @@ does not exist and taken over once it is older than 6 hours.`,
 
 func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	start := opts.Now()
-	m := runMetrics{prefix: "agentstore_fs_repair", start: start}
+	m := runMetrics{Prefix: "agentstore_fs_repair", Start: start}
 	defer func() {
-		m.end = opts.Now()
+		m.End = opts.Now()
 		err = finish(opts.IO, opts.MetricsFile, m, err)
 	}()
 	cfg, err := opts.Config()
@@ -142,7 +142,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	m.store = u.String()
+	m.Store = u.String()
 	if cfg.StoreDefault {
 		return cmdutil.Usagef("fs repair needs the store named: use --store URI or set %s (it never repairs the default store unasked)", cmdutil.EnvVar(cmdutil.KeyStore))
 	}
@@ -227,7 +227,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		return err
 	}
 	elapsed := opts.Now().Sub(start)
-	m.values = []promfile.Metric{
+	m.Values = []promfile.Metric{
 		promfile.Gauge("scanned_files", "Files examined in name directories by the last run.", float64(rep.Scanned)),
 		promfile.Gauge("removed_files", "Files removed by the last run (in a dry run: that would be removed).", float64(rep.Removed)),
 		promfile.Gauge("reservations_preserved", "Version reservations found (never removed).", float64(rep.ReservationsPreserved)),

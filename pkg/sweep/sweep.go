@@ -207,6 +207,12 @@ type sweeper struct {
 	root    *os.Root
 	inspect *workspace.Manager // without a store: Inspect does no store lookups
 	snap    *workspace.Manager // with the store; nil without one
+	// anyIdle makes every workspace a candidate, however recently used
+	// (ws delete: the session has ended).
+	anyIdle bool
+	// planID is the confirmed plan recorded in a discard's marker when
+	// the confirmation is not a sweep's (ws delete).
+	planID string
 }
 
 // entry is one planned entry.
@@ -476,7 +482,7 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 		it.Decision, it.Reason = Skipped, "not a directory: "+info.Problem+"; never removed"
 		return e
 	}
-	if info.Idle <= s.opts.Idle {
+	if !s.anyIdle && info.Idle <= s.opts.Idle {
 		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s", FormatIdle(info.Idle), FormatIdle(s.opts.Idle))
 		return e
 	}
@@ -494,7 +500,7 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 	e.fp = fp
 	it.Bytes, it.Files, it.LastAccess = fp.Bytes, fp.Files, fp.LastUse().UTC()
 	it.Idle = max(s.now.Sub(it.LastAccess), 0)
-	if it.Idle <= s.opts.Idle {
+	if !s.anyIdle && it.Idle <= s.opts.Idle {
 		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s (touched while planning)", FormatIdle(it.Idle), FormatIdle(s.opts.Idle))
 		return e
 	}
@@ -723,6 +729,9 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 	it := &e.item
 	dir := it.Dir
 	idle := fmt.Sprintf("idle for %s", FormatIdle(it.Idle))
+	if s.anyIdle {
+		idle = fmt.Sprintf("the session has ended (idle for %s)", FormatIdle(it.Idle))
+	}
 	skip := func(format string, args ...any) {
 		it.Decision, it.Reason = Skipped, fmt.Sprintf(format, args...)
 	}
@@ -767,6 +776,7 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 	fp2 := fp1
 	if s.opts.Discard {
 		m.Mode = modeDiscard
+		m.PlanID = s.planID
 		if s.opts.Confirm != nil {
 			m.PlanID = s.opts.Confirm.PlanID
 		}

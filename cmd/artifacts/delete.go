@@ -310,6 +310,11 @@ func nextCommand(opts *DeleteOptions, plan deletion.Plan) string {
 	default:
 		args = append(args, "--all-versions")
 	}
+	if opts.AllowNumberReuse && plan.ReusedNumber != nil {
+		// Asked for when planning: the confirmation carries it, so that
+		// the command works as printed.
+		args = append(args, "--allow-number-reuse")
+	}
 	args = append(args, "--confirm", plan.PlanID)
 	return strings.Join(args, " ")
 }

@@ -285,6 +285,9 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 		for _, it := range rep.RemovedItems {
 			dir := filepath.Dir(it.Path)
 			o, ok := owners[dir]
+			if it.Scope != nil {
+				o, ok = [2]string{it.Scope.String(), strconv.Quote(it.Name)}, true
+			}
 			if !ok {
 				o = nameDirOwner(dir)
 				owners[dir] = o

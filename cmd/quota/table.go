@@ -189,9 +189,12 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 	}
 	u := usage(st, bar, s.UsagePercent, s.Warn, s.Over)
 	fmt.Fprintf(w, "%s %s (%s)\n", st.Bold("Store"), sanitize(store), s.Layout)
-	if s.PerShard {
+	switch {
+	case s.NoCeilings:
+		fmt.Fprintf(w, "%d scopes; the layout has no lifetime ceilings (no scope, name or reservation capacity to use up)", s.Scopes)
+	case s.PerShard:
 		fmt.Fprintf(w, "%d scopes, one per shard; fullest shard %d of %d scope slots  %s", s.ScopeDirs, s.Scopes, s.ScopeCapacity, u.styled)
-	} else {
+	default:
 		fmt.Fprintf(w, "%d of %d scopes%s  %s", s.Scopes, s.ScopeCapacity, slots, u.styled)
 	}
 	if m := mark(st, s.Warn, s.Over); m.text != "" {
@@ -199,7 +202,9 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%d names, %d published versions, %s\n", s.Names, s.Versions, output.Size(s.Bytes))
-	fmt.Fprintf(w, "at most %d names per scope, %d reservations per name\n", s.NameCapacity, s.ReservationCapacity)
+	if !s.NoCeilings {
+		fmt.Fprintf(w, "at most %d names per scope, %d reservations per name\n", s.NameCapacity, s.ReservationCapacity)
+	}
 	if s.Problems > 0 {
 		fmt.Fprintf(w, "%s\n", st.Warn(fmt.Sprintf("%d broken %s not counted; see agentstore fs verify", s.Problems, plural(s.Problems, "record", "records"))))
 	}
@@ -230,7 +235,11 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 				}
 				row = append(row, largest, number(fmt.Sprintf("%d/%d", sc.NameSlots, sc.NameCapacity)), fullest, number(reserved))
 			}
-			row = append(row, usage(st, bar, sc.UsagePercent, sc.Warn, sc.Over))
+			if r.Store.NoCeilings {
+				row = append(row, plain("no ceiling"))
+			} else {
+				row = append(row, usage(st, bar, sc.UsagePercent, sc.Warn, sc.Over))
+			}
 			if wide {
 				row = append(row, plain(sc.BindingLimit))
 			}

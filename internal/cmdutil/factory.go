@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
@@ -55,16 +56,18 @@ type Factory struct {
 }
 
 // NewStores returns the registry of store layouts of the command line:
-// erlang-fs (the default for new stores), erlang-fs-sharded and
-// erlang-gcs. Adding a layout is one RegisterLayout line here.
+// erlang-fs (the default for new stores), erlang-fs-sharded, erlang-gcs
+// and google-adk-file (its store app DefaultApp). Adding a layout is one
+// RegisterLayout line here.
 func NewStores() *artifacts.URLMux {
-	m, _ := newStores()
+	m, _ := newStores(nil)
 	return m
 }
 
 // newStores is NewStores, also returning the GCS layout, whose unused
-// client Cleanup closes.
-func newStores() (*artifacts.URLMux, io.Closer) {
+// client Cleanup closes. storeApp, when not nil, gives the store app of
+// google-adk-file stores as they are opened (--store-app).
+func newStores(storeApp func() string) (*artifacts.URLMux, io.Closer) {
 	m := &artifacts.URLMux{}
 	gcs := gcsstore.NewLayout(gcsstore.Options{})
 	m.RegisterScheme(artifacts.SchemeFile, artifacts.InspectDir)
@@ -72,6 +75,7 @@ func newStores() (*artifacts.URLMux, io.Closer) {
 	m.RegisterLayout(fsstore.NewLayout(fsstore.Options{}))
 	m.RegisterLayout(shardedfs.NewLayout(shardedfs.Options{}))
 	m.RegisterLayout(gcs)
+	m.RegisterLayout(adkfile.NewLayout(adkfile.LayoutOptions{App: storeApp}))
 	return m, gcs
 }
 
@@ -79,8 +83,14 @@ func newStores() (*artifacts.URLMux, io.Closer) {
 // fails until SetConfig is called, a Logger built from the Config, the
 // layouts of NewStores, and OpenStore and CreateStore over them.
 func NewFactory(ios *iostreams.IOStreams) *Factory {
-	stores, gcs := newStores()
-	f := &Factory{IO: ios, Now: time.Now, Stores: stores, closers: []io.Closer{gcs}}
+	f := &Factory{IO: ios, Now: time.Now}
+	stores, gcs := newStores(func() string {
+		if cfg, err := f.Config(); err == nil {
+			return cfg.StoreApp
+		}
+		return ""
+	})
+	f.Stores, f.closers = stores, []io.Closer{gcs}
 	f.Config = func() (*Config, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -131,6 +131,10 @@ type RepairItem struct {
 	AgeSeconds float64 `json:"age_seconds"`
 	// Size is the file's size in bytes.
 	Size int64 `json:"size"`
+	// Scope and Name name the artifact the file belongs to when the
+	// layout's paths say it (google-adk-file); nil and empty otherwise.
+	Scope *Scope `json:"scope,omitempty"`
+	Name  string `json:"name,omitempty"`
 }
 
 // NewRepairItem returns the item of a file of the given age and size.

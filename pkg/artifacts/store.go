@@ -95,6 +95,11 @@ type Capabilities struct {
 	// store as a whole has no scope ceiling.
 	ScopeCeilingPerShard bool
 
+	// NoCeilings is true when the layout has no lifetime ceilings (Google
+	// ADK's layouts): MaxScanEntries then bounds nothing, and quota
+	// reports no scope, name or reservation capacity.
+	NoCeilings bool
+
 	// ScopeKinds lists the scope kinds the layout can hold; nil means all
 	// three. Store refuses the others with CodeUnsupported.
 	ScopeKinds []Kind
@@ -173,4 +178,8 @@ type Problem struct {
 	// or CodeForeign (an object or file the layout does not explain: Path
 	// names it and Version is meaningless).
 	Code Code `json:"code,omitempty"`
+	// NextCommand, when the layout knows one, is the command that fixes
+	// the problem (fs repair for a version a killed writer left
+	// half-written, say); empty otherwise.
+	NextCommand string `json:"next_command,omitempty"`
 }

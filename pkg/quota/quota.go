@@ -144,6 +144,10 @@ type StoreUsage struct {
 	// PerShard is true when ScopeCapacity bounds each shard rather than
 	// the store (artifacts.Capabilities.ScopeCeilingPerShard).
 	PerShard bool `json:"per_shard,omitempty"`
+	// NoCeilings is true when the layout has no lifetime ceilings
+	// (artifacts.Capabilities.NoCeilings): every capacity is then 0 and
+	// no usage is judged against the thresholds.
+	NoCeilings bool `json:"no_ceilings,omitempty"`
 	// ScopeCapacity is MaxScanEntries/2.
 	ScopeCapacity int `json:"scope_capacity"`
 	// ScopeSlots is the number of scope slot files, -1 when the store has
@@ -298,11 +302,16 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		opts.WarnPercent = DefaultWarnPercent
 	}
 	caps := st.Capabilities()
+	if caps.NoCeilings {
+		// Every capacity is 0: nothing is used of one, nothing warns.
+		caps.MaxScanEntries = 0
+	}
 	r := &Report{
 		Store: StoreUsage{
 			Adapter:             caps.Name,
 			Layout:              caps.Layout,
 			PerShard:            caps.ScopeCeilingPerShard,
+			NoCeilings:          caps.NoCeilings,
 			ScopeCapacity:       caps.ScopeCapacity(),
 			MaxScanEntries:      caps.MaxScanEntries,
 			NameCapacity:        caps.NameCapacity(),

@@ -105,7 +105,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		wantHash = opts.Scope.Hash()
 	}
 
-	canBroken := st.CanListBroken()
+	canBroken, firstVersion := st.CanListBroken(), st.Capabilities().FirstVersion
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -125,18 +125,19 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		cancel()
 	}
 	// add files a problem under corrupt or unreadable by its code; a
-	// corrupt version gets the command that deletes it when its record
-	// decodes (artifacts delete plans from the record) or when the store
-	// can plan a broken version bound to its files (BrokenLister).
-	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool) {
-		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code}
+	// corrupt version gets the command that deletes it (unless the layout
+	// gave one, next) when its record decodes (artifacts delete plans from
+	// the record) or when the store can plan a broken version bound to its
+	// files (BrokenLister).
+	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool, next string) {
+		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code, NextCommand: next}
 		mu.Lock()
 		defer mu.Unlock()
 		if code == artifacts.CodePermission || code == artifacts.CodeIO {
 			unread = append(unread, it)
 			return
 		}
-		if code == artifacts.CodeCorrupt && (decodes || canBroken) && scope != nil && name != "" && version > 0 {
+		if code == artifacts.CodeCorrupt && (decodes || canBroken && version >= firstVersion) && scope != nil && name != "" && version >= 0 && next == "" {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
 		corrupt = append(corrupt, it)
@@ -162,7 +163,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
 					code == artifacts.CodePermission, code == artifacts.CodeIO:
 					scope := j.scope
-					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true)
+					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true, "")
 				case code == artifacts.CodeNotFound:
 					checked.Add(-1) // deleted since the walk
 				default:
@@ -197,7 +198,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				if code == "" {
 					code = artifacts.CodeCorrupt
 				}
-				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version])
+				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version], p.NextCommand)
 			}
 			rep.Versions += int64(len(n.Records))
 			for _, rec := range n.Records {

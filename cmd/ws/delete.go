@@ -193,7 +193,7 @@ func runDelete(ctx context.Context, opts *DeleteOptions) (err error) {
 	// Only a snapshot writes, and only of a directory that exists: else a
 	// missing store stays missing.
 	open := opts.OpenStore
-	if _, err := os.Lstat(filepath.Join(cfg.Scratch, workspace.DirName(scope.User, scope.Session))); err == nil && !opts.Discard && !opts.WithArtifacts {
+	if _, err := os.Lstat(filepath.Join(cfg.Scratch, workspace.DirName(scope.App, scope.User, scope.Session))); err == nil && !opts.Discard && !opts.WithArtifacts {
 		open = opts.CreateStore
 	}
 	st, err := open(ctx)

@@ -239,7 +239,7 @@ func DeleteSession(ctx context.Context, opts SessionOptions) (*SessionReport, er
 	}
 	defer s.root.Close()
 
-	dir := workspace.DirName(opts.Scope.User, opts.Scope.Session)
+	dir := workspace.DirName(opts.Scope.App, opts.Scope.User, opts.Scope.Session)
 	rep := &SessionReport{Scratch: s.scratch, Scope: opts.Scope, Dir: dir}
 	confirmed := opts.Confirm != nil
 

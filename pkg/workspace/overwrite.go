@@ -77,7 +77,7 @@ func (e *OverwriteError) ErrorCode() string { return CodeWouldOverwrite }
 // snapshot recorded in old's index holds either.
 func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifacts.Scope, f *os.File, n int64, rec artifacts.Record) error {
 	const op = "workspace hydrate"
-	dir := DirName(scope.User, scope.Session)
+	dir := DirName(scope.App, scope.User, scope.Session)
 	sc, err := scanTree(old)
 	if err != nil {
 		return osError(op, &scope, dir, err)

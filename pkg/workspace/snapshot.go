@@ -258,7 +258,7 @@ func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.
 	}
 	rec = rd.Record()
 	var tmpName string
-	f, tmpName, err = m.createArchive(DirName(scope.User, scope.Session))
+	f, tmpName, err = m.createArchive(DirName(scope.App, scope.User, scope.Session))
 	if err != nil {
 		rd.Close()
 		return nil, 0, rec, nil, osError(op, &scope, tmpName, err)
@@ -463,7 +463,7 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 	if err := m.needStore(op); err != nil {
 		return SnapshotResult{}, err
 	}
-	dir := DirName(scope.User, scope.Session)
+	dir := DirName(scope.App, scope.User, scope.Session)
 	m.mu.Lock()
 	w := m.open[dir]
 	m.mu.Unlock()
@@ -471,6 +471,11 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 		return w.Snapshot(ctx, opts)
 	}
 	fi, err := m.root.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if fi, err = m.legacyFallback(ctx, scope, dir); err != nil {
+			return SnapshotResult{}, err
+		}
+	}
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, dir, err)
 	}
@@ -504,7 +509,7 @@ func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version in
 	if err := checkSession(op, scope); err != nil {
 		return HydrateResult{}, err
 	}
-	dir := DirName(scope.User, scope.Session)
+	dir := DirName(scope.App, scope.User, scope.Session)
 	m.mu.Lock()
 	w := m.open[dir]
 	if w == nil {
@@ -520,6 +525,11 @@ func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version in
 	defer w.mu.Unlock()
 	if w.closed {
 		return HydrateResult{}, fmt.Errorf("%s: the manager is closed", op)
+	}
+	if w.root == nil {
+		if _, err := m.adoptLegacy(ctx, scope); err != nil {
+			return HydrateResult{}, err
+		}
 	}
 	res, err := w.hydrateLocked(ctx, version, opts)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 // "artifacts locate".
 type LocateOptions struct {
 	deps
+	// StoreURI returns the parsed --store, named in the output.
+	StoreURI func() (cmdutil.StoreURI, error)
 
 	// ScopeFlags are --app, --user and --session as given.
 	ScopeFlags cmdutil.ScopeFlags
@@ -32,6 +34,9 @@ type LocatedFile = artifacts.LocatedFile
 
 // LocateResult is the JSON output of "artifacts locate".
 type LocateResult struct {
+	// Store is the canonical store URI and Layout its layout.
+	Store   string        `json:"store"`
+	Layout  string        `json:"layout"`
 	Scope   Scope         `json:"scope"`
 	Name    string        `json:"name"`
 	Version int64         `json:"version"`
@@ -41,7 +46,7 @@ type LocateResult struct {
 // NewCmdLocate returns "artifacts locate". runF, when not nil, replaces
 // the run function.
 func NewCmdLocate(f *cmdutil.Factory, runF func(context.Context, *LocateOptions) error) *cobra.Command {
-	opts := &LocateOptions{deps: depsOf(f)}
+	opts := &LocateOptions{deps: depsOf(f), StoreURI: f.StoreURI}
 	cmd := &cobra.Command{
 		Use:   "locate --app A [--user U [--session S]] --name NAME [--version V]",
 		Short: "Show the files or objects that hold one version, for restores from backup",
@@ -54,8 +59,10 @@ a backup; "agentstore fs verify" then checks it again.
 With --version the files are shown even when the record is damaged or
 gone; without it the latest version is read from its record.
 
-JSON: {"scope": S, "name", "version", "files": [{"role", "location",
-"exists", "size"}]}`,
+The table is preceded by a line naming the store and its layout.
+
+JSON: {"store": URI, "layout", "scope": S, "name", "version", "files":
+[{"role", "location", "exists", "size"}]}`,
 		Example: `  agentstore artifacts locate --store /var/lib/agents --app demo-a \
       --user user-42 --session session-damaged --name lost-data.bin --version 1`,
 		Args: cobra.NoArgs,
@@ -93,6 +100,10 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 	if err != nil {
 		return err
 	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
 	st, err := opts.OpenStore(ctx)
 	if err != nil {
 		return err
@@ -110,7 +121,8 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 		}
 		v = rec.Version
 	}
-	res := LocateResult{Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
+	layout := st.Capabilities().Layout
+	res := LocateResult{Store: u.String(), Layout: layout, Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
 	files, err := st.Locate(ctx, opts.Scope, opts.Name, v)
 	if artifacts.CodeOf(err) == artifacts.CodeUnsupported {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s store has no files to locate", st.Capabilities().Name))
@@ -129,6 +141,7 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
+	fmt.Fprintf(opts.IO.Out, "%s %s (%s)\n", output.NewStyles(opts.IO).Bold("Store"), u.String(), layout)
 	t := output.NewTable(opts.IO, "ROLE", "EXISTS", "SIZE", "LOCATION")
 	t.NoTruncate(0, 1, 2)
 	for _, lf := range res.Files {

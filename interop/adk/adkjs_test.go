@@ -202,7 +202,7 @@ func jsRoundTrip(t *testing.T, c *adkClient, a *agentstore, st storeArgs, app, u
 	if h.Version != snap.Version+1 {
 		t.Errorf("ws hydrate read v%d, want ADK JS's latest v%d", h.Version, snap.Version+1)
 	}
-	if got := treeFiles(t, filepath.Join(fresh, workspace.DirName(user, "c-01"))); !maps.Equal(got, next) {
+	if got := treeFiles(t, filepath.Join(fresh, workspace.DirName(app, user, "c-01"))); !maps.Equal(got, next) {
 		t.Errorf("hydrated %q, want %q", got, next)
 	}
 	a.verify(st)

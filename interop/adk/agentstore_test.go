@@ -144,7 +144,7 @@ func (a *agentstore) verify(st storeArgs) {
 // scratch and returns them.
 func workspaceTree(t *testing.T, scratch string, sc scope, files map[string]string) {
 	t.Helper()
-	dir := filepath.Join(scratch, workspace.DirName(sc.User, sc.Session))
+	dir := filepath.Join(scratch, workspace.DirName(sc.App, sc.User, sc.Session))
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

@@ -16,6 +16,12 @@ type PutOptions struct {
 type ListOptions struct {
 	Limit  int
 	Cursor string
+	// IncludeBroken asks ListVersions, of a driver that implements
+	// BrokenLister, to report the broken versions of the page in
+	// VersionPage.Broken instead of failing on the first: records that do
+	// not decode or do not belong, and (checked cheaply, by size)
+	// payloads that are missing or of the wrong size.
+	IncludeBroken bool
 }
 
 // NameEntry is one name in a NamePage: the name and its latest record.
@@ -41,6 +47,11 @@ type VersionPage struct {
 	Items []Record
 	// NextCursor is the cursor of the next page, empty after the last page.
 	NextCursor string
+	// Broken lists the page's broken versions, with ListOptions.
+	// IncludeBroken only: a version whose record decodes but whose payload
+	// is missing or of the wrong size is in Items too; one whose record
+	// does not decode is only here.
+	Broken []BrokenVersion
 }
 
 // SelectorKind names what a Delete removes.

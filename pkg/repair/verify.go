@@ -114,6 +114,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		wantHash = opts.Scope.Hash()
 	}
 
+	canBroken, firstVersion := st.CanListBroken(), st.Capabilities().FirstVersion
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -133,10 +134,11 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		mu.Unlock()
 		cancel()
 	}
-	// add files a problem under corrupt or unreadable by its code; only a
-	// corrupt version whose record decodes gets the command that deletes
-	// it (artifacts delete plans from the record: for one that does not
-	// decode the command would fail).
+	// add files a problem under corrupt or unreadable by its code; a
+	// corrupt version gets the command that deletes it (unless the layout
+	// gave one, next) when its record decodes (artifacts delete plans from
+	// the record) or when the store can plan a broken version bound to its
+	// files (BrokenLister).
 	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool, next string) {
 		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code, NextCommand: next}
 		mu.Lock()
@@ -149,7 +151,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 			foreign = append(foreign, it)
 			return
 		}
-		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version >= 0 && next == "" {
+		if code == artifacts.CodeCorrupt && (decodes || canBroken && version >= firstVersion) && scope != nil && name != "" && version >= 0 && next == "" {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
 		corrupt = append(corrupt, it)

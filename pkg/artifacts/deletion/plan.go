@@ -64,7 +64,14 @@ type PlanVersion struct {
 	Size    int64  `json:"size"`
 	Digest  string `json:"digest"`
 	Token   string `json:"token,omitempty"`
+	// State is StateCorrupt for a version whose record does not decode:
+	// Size and Digest are then those of its record file, and Token binds
+	// its files' sizes and modification times (artifacts.BrokenVersion).
+	State string `json:"state,omitempty"`
 }
+
+// StateCorrupt is the PlanVersion.State of a broken version.
+const StateCorrupt = "corrupt"
 
 // Ref returns the version as an artifacts.VersionRef.
 func (v PlanVersion) Ref() artifacts.VersionRef {
@@ -174,6 +181,15 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 			v = artifacts.Latest
 		}
 		r, err := st.Stat(ctx, scope, name, v)
+		if artifacts.CodeOf(err) == artifacts.CodeCorrupt && sel.Kind == artifacts.SelectVersion && st.CanListBroken() {
+			// A record that does not decode: plan the version bound to
+			// its files, so that it can still be deleted.
+			b, berr := st.BrokenVersionAt(ctx, scope, name, v)
+			if berr == nil && b.Record == nil {
+				body.Versions = append(body.Versions, PlanVersion{Version: v, Size: b.Ref.Size, Digest: b.Ref.Digest, Token: b.Ref.Token, State: StateCorrupt})
+				break
+			}
+		}
 		if err != nil {
 			return Plan{}, err
 		}
@@ -242,11 +258,29 @@ func Execute(ctx context.Context, st *artifacts.Store, p Plan, opts ExecOptions)
 		return nil, &plan.ConfirmationError{Msg: fmt.Sprintf(
 			"refused: %s; to delete it anyway, confirm again with --allow-number-reuse; nothing was deleted", p.Note)}
 	}
-	refs := make([]artifacts.VersionRef, len(p.Versions))
-	for i, v := range p.Versions {
-		refs[i] = v.Ref()
+	var refs []artifacts.VersionRef
+	var broken []PlanVersion
+	for _, v := range p.Versions {
+		if v.State == StateCorrupt {
+			broken = append(broken, v)
+			continue
+		}
+		refs = append(refs, v.Ref())
 	}
-	done, err := st.DeleteExact(ctx, p.Scope.Scope(), p.Name, refs)
+	scope := p.Scope.Scope()
+	var done []artifacts.Record
+	var err error
+	for _, v := range broken {
+		if err = st.DeleteBroken(ctx, scope, p.Name, v.Ref()); err != nil {
+			break
+		}
+		done = append(done, artifacts.Record{Scope: scope, Name: p.Name, Version: v.Version})
+	}
+	if err == nil && len(refs) > 0 {
+		var recs []artifacts.Record
+		recs, err = st.DeleteExact(ctx, scope, p.Name, refs)
+		done = append(done, recs...)
+	}
 	if len(done) == 0 && (artifacts.CodeOf(err) == artifacts.CodeConflict || artifacts.IsNotFound(err)) {
 		return nil, &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
 			"stale confirmation: %s; nothing was deleted", artifacts.ReasonOf(err))}

@@ -253,18 +253,40 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	}
 	i, _ := slices.BinarySearch(sc.published, after+1)
 	rest := sc.published[i:]
+	listed, last := 0, int64(0) // versions on the page, broken ones included
 	for _, n := range rest {
-		if len(page.Items) == limit {
+		if listed == limit {
 			// More versions follow; the cursor is the last one returned.
-			page.NextCursor = strconv.FormatInt(page.Items[len(page.Items)-1].Version, 10)
+			page.NextCursor = strconv.FormatInt(last, 10)
 			break
 		}
+		listed, last = listed+1, n
 		rec, err := readRecord(op, dir, scope, name, n)
 		if artifacts.IsNotFound(err) {
+			listed--
 			continue // deleted since the scan
+		}
+		if err != nil && opts.IncludeBroken && artifacts.ProblemCode(err) == artifacts.CodeCorrupt {
+			b, berr := brokenVersion(dir, n, err)
+			if artifacts.IsNotFound(berr) {
+				listed--
+				continue
+			}
+			if berr != nil {
+				return artifacts.VersionPage{}, wrap(berr)
+			}
+			page.Broken = append(page.Broken, b)
+			continue
 		}
 		if err != nil {
 			return artifacts.VersionPage{}, wrap(err)
+		}
+		if opts.IncludeBroken {
+			if b, bad, err := checkPayloadSize(dir, rec); err != nil {
+				return artifacts.VersionPage{}, wrap(err)
+			} else if bad {
+				page.Broken = append(page.Broken, b)
+			}
 		}
 		page.Items = append(page.Items, rec)
 	}

@@ -121,3 +121,15 @@ var _ artifacts.Locator = (*Store)(nil)
 func (s *Store) Locate(ctx context.Context, scope artifacts.Scope, name string, version int64) ([]artifacts.LocatedFile, error) {
 	return fsstore.LocateRoot(ctx, s.ShardRoot(scope), scope, name, version)
 }
+
+var _ artifacts.BrokenLister = (*Store)(nil)
+
+// DeleteBroken removes a broken version from scope's shard (see
+// fsstore.Store.DeleteBroken).
+func (s *Store) DeleteBroken(ctx context.Context, scope artifacts.Scope, name string, ref artifacts.VersionRef) error {
+	st, err := s.readShard("delete", scope, name)
+	if err != nil {
+		return err
+	}
+	return st.DeleteBroken(ctx, scope, name, ref)
+}

@@ -215,29 +215,66 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 		}
 	}
 	if caps := st.Capabilities(); caps.ReusesVersions {
-		latest, err := st.Stat(ctx, scope, name, artifacts.Latest)
+		next, err := NextAfter(ctx, st, scope, name, body.Versions)
 		if err != nil {
 			return Plan{}, err
 		}
-		for _, v := range body.Versions {
-			if v.Version == latest.Version {
-				n := v.Version
-				body.ReusedNumber = &n
-				body.Note = ReuseNote(caps.Layout, n)
-			}
+		if next >= 0 {
+			body.ReusedNumber = &next
+			body.Note = ReuseNote(caps.Layout, next)
 		}
 	}
 	return NewPlan(body)
 }
 
-// ReuseNote says that deleting version v, a name's highest, lets the
-// writer of layout hand out v again.
+// NextAfter returns the number a layout that reuses numbers
+// (Capabilities.ReusesVersions: the next save takes the highest published
+// number plus one) would hand out after deleting planned: -1 when the plan
+// keeps the name's highest version, so no number is handed out again.
+// When the highest goes, the next save takes one above the highest version
+// left (or the first version when none is left), a number some version
+// of this name had before.
+func NextAfter(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, planned []PlanVersion) (int64, error) {
+	gone := make(map[int64]bool, len(planned))
+	for _, v := range planned {
+		gone[v.Version] = true
+	}
+	highest, left := int64(-1), int64(-1)
+	cursor := ""
+	limit := st.Capabilities().MaxPageLimit
+	for {
+		page, err := st.ListVersions(ctx, scope, name, artifacts.ListOptions{Limit: limit, Cursor: cursor})
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range page.Items {
+			highest = max(highest, r.Version)
+			if !gone[r.Version] {
+				left = max(left, r.Version)
+			}
+		}
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if highest < 0 || !gone[highest] {
+		return -1, nil
+	}
+	if left < 0 {
+		return st.Capabilities().FirstVersion, nil
+	}
+	return left + 1, nil
+}
+
+// ReuseNote says that after the plan the writer of layout hands out v, a
+// number a version of the name had before, on the next save.
 func ReuseNote(layout string, v int64) string {
 	who := "the store"
 	if strings.HasPrefix(layout, "google-adk") {
 		who = "ADK"
 	}
-	return fmt.Sprintf("v%d is the highest version: %s will hand out v%d again on the next save (layout %s reuses numbers)", v, who, v, layout)
+	return fmt.Sprintf("the plan deletes the highest version: %s will hand out v%d again on the next save (layout %s reuses numbers)", who, v, layout)
 }
 
 // ExecOptions are the options of Execute.

@@ -17,13 +17,15 @@ func newArtifactsCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := cmdutil.NewGroupCmd("artifacts",
 		"List, inspect and delete stored artifacts",
 		`List the artifacts of a scope (or every scope), list the versions of one
-artifact, and delete versions after confirming a plan.
+artifact, delete versions after confirming a plan, and prune versions by
+a retention policy.
 
 Select a scope with --app A [--user U [--session S]].`)
 	cmd.AddCommand(
 		artifactscmd.NewCmdList(f, nil),
 		artifactscmd.NewCmdVersions(f, nil),
 		artifactscmd.NewCmdDelete(f, nil),
+		artifactscmd.NewCmdPrune(f, nil),
 		artifactscmd.NewCmdGet(f, nil),
 		artifactscmd.NewCmdLocate(f, nil),
 	)
@@ -33,13 +35,14 @@ Select a scope with --app A [--user U [--session S]].`)
 func newWsCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := cmdutil.NewGroupCmd("ws",
 		"Manage per-session scratch workspaces",
-		`List, snapshot, hydrate and sweep the per-session scratch workspaces under
-the --scratch root.`)
+		`List, snapshot, hydrate, sweep and delete the per-session scratch
+workspaces under the --scratch root.`)
 	cmd.AddCommand(
 		wscmd.NewCmdList(f, nil),
 		wscmd.NewCmdSnapshot(f, nil),
 		wscmd.NewCmdHydrate(f, nil),
 		wscmd.NewCmdSweep(f, nil),
+		wscmd.NewCmdDelete(f, nil),
 	)
 	return cmd
 }

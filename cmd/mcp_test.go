@@ -111,7 +111,7 @@ func TestMCPWorkedExample(t *testing.T) {
 		t.Errorf("no audit record on stderr: %s", stderr)
 	}
 	// The snapshot is in the store: the pod can go.
-	wsDir := filepath.Join(scratch, workspace.DirName("user-42", "session-7"))
+	wsDir := filepath.Join(scratch, workspace.DirName("demo", "user-42", "session-7"))
 	if _, err := os.Stat(filepath.Join(wsDir, "by_region.csv")); err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +522,7 @@ func TestMCPDropIn(t *testing.T) {
 		}
 	}
 	// File effects: the same tree.
-	ourDir := filepath.Join(scratch, workspace.DirName("u", "s"))
+	ourDir := filepath.Join(scratch, workspace.DirName("demo", "u", "s"))
 	if a, b := fileTree(t, refRoot), fileTree(t, ourDir); a != b {
 		t.Errorf("file effects differ:\nreference %s\nours      %s", a, b)
 	}
@@ -656,7 +656,7 @@ func TestMCPHTTPGoClient(t *testing.T) {
 		stop()
 		t.Fatal(firstText(res))
 	}
-	snap := filepath.Join(scratch, workspace.DirName("u-42", "s-7"))
+	snap := filepath.Join(scratch, workspace.DirName("demo", "u-42", "s-7"))
 	if _, err := os.Stat(filepath.Join(snap, "report.md")); err != nil {
 		stop()
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 // The testscript commands of the ws scripts (testdata/script/ws_*.txtar):
 //
-//	wsdir USER SESSION VAR    set $VAR to the session's directory name under a scratch root
+//	wsdir [-legacy] APP USER SESSION VAR  set $VAR to the session's directory name (-legacy: the name before app-bound names)
 //	backdate DIR [RFC3339]    set the modification time of every entry below DIR
 //	                          (symbolic links excepted, DIR itself too) to the
 //	                          time given, default 2020-01-01T00:00:00Z: files
@@ -24,10 +24,14 @@ func init() {
 }
 
 func cmdWsDir(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: wsdir USER SESSION VAR")
+	switch {
+	case !neg && len(args) == 4:
+		ts.Setenv(args[3], workspace.DirName(args[0], args[1], args[2]))
+	case !neg && len(args) == 4+1 && args[0] == "-legacy":
+		ts.Setenv(args[4], workspace.LegacyDirName(args[2], args[3]))
+	default:
+		ts.Fatalf("usage: wsdir [-legacy] APP USER SESSION VAR")
 	}
-	ts.Setenv(args[2], workspace.DirName(args[0], args[1]))
 }
 
 func cmdBackdate(ts *testscript.TestScript, neg bool, args []string) {

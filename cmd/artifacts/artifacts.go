@@ -99,6 +99,17 @@ func validateLimit(limit int) error {
 	return nil
 }
 
+// pageLimit is the page size of a listing: limit, or with --all and no
+// --limit the largest page st serves (every page is read anyway; a store
+// that lists a whole scope per page, as the Cloud Storage layouts do, is
+// then read once instead of once a default page).
+func pageLimit(st *artifacts.Store, limit int, set, all bool) int {
+	if all && !set {
+		return st.Capabilities().MaxPageLimit
+	}
+	return limit
+}
+
 // limitHelp is the help text of --limit.
 var limitHelp = fmt.Sprintf("%%s per page, at most %d (--all follows every page)", artifacts.DefaultMaxPageLimit)
 

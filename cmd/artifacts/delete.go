@@ -89,18 +89,24 @@ a plan edited after it was made, or made for another command, is refused
 (exit 4) too.
 
 Computing a plan reads the record of every version it targets (never a
-payload): a record that does not decode stops it (exit 1,
-corrupt_artifact), while a version whose payload is damaged or missing is
-planned and deleted like any other, which is how such a version is removed.
+payload): a version whose payload is damaged or missing is planned and
+deleted like any other, which is how such a version is removed. A record
+that does not decode is planned, with --version V only and in layouts that
+can (erlang-fs, erlang-fs-sharded), as a corrupt version bound to its
+files: size and SHA-256 of the record file, and a token of both files'
+sizes and times, so a file changed or restored since makes the
+confirmation stale; otherwise it stops the plan (exit 1,
+corrupt_artifact).
 
 The plan:
   {"action": "delete", "store": URI, "scope": S, "name": NAME,
    "selector": "version=V" | "latest" | "all-versions",
-   "versions": [{"version", "size", "digest", "token"}],
+   "versions": [{"version", "size", "digest", "token", "state"}],
    "reused_number": N, "note": TEXT, "plan_id": ID}
-token, reused_number and note appear only when set: token binds a version
-whose bytes the layout could change under the same number (a GCS object
-generation, a file's size and time).
+token, state, reused_number and note appear only when set: token binds a
+version whose bytes the layout could change under the same number (a GCS
+object generation, a file's size and time); state is "corrupt" for a record
+that does not decode.
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON: the plan
 without plan_id, marshalled by Go's encoding/json with the fields in exactly
 the order above (scope: kind, app, user, session, leaving out the parts its
@@ -303,6 +309,11 @@ func nextCommand(opts *DeleteOptions, plan deletion.Plan) string {
 		args = append(args, "--latest")
 	default:
 		args = append(args, "--all-versions")
+	}
+	if opts.AllowNumberReuse && plan.ReusedNumber != nil {
+		// Asked for when planning: the confirmation carries it, so that
+		// the command works as printed.
+		args = append(args, "--allow-number-reuse")
 	}
 	args = append(args, "--confirm", plan.PlanID)
 	return strings.Join(args, " ")

@@ -13,6 +13,7 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/memstore"
 )
 
 // execCmd runs cmd with args the way the root command would (errors
@@ -43,7 +44,7 @@ func TestListFlags(t *testing.T) {
 		{"every scope", nil, &ListOptions{Limit: 100}},
 		{"app", []string{"--app", "a"}, &ListOptions{Scope: artifacts.AppScope("a"), Limit: 100}},
 		{"session paged", []string{"--app", "a", "--user", "用户", "--session", "s/ü 1", "--limit", "7", "--cursor", "n/0001", "--all"},
-			&ListOptions{Scope: artifacts.SessionScope("a", "用户", "s/ü 1"), Limit: 7, Cursor: "n/0001", All: true}},
+			&ListOptions{Scope: artifacts.SessionScope("a", "用户", "s/ü 1"), Limit: 7, LimitSet: true, Cursor: "n/0001", All: true}},
 		{"every scope --all", []string{"--all"}, &ListOptions{Limit: 100, All: true}},
 		{"user without app", []string{"--user", "u"}, nil},
 		{"session without user", []string{"--app", "a", "--session", "s"}, nil},
@@ -69,13 +70,38 @@ func TestListFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Scope != tc.want.Scope || got.Limit != tc.want.Limit || got.Cursor != tc.want.Cursor || got.All != tc.want.All {
-				t.Errorf("got scope %v limit %d cursor %q all %v", got.Scope, got.Limit, got.Cursor, got.All)
+			if got.Scope != tc.want.Scope || got.Limit != tc.want.Limit || got.LimitSet != tc.want.LimitSet || got.Cursor != tc.want.Cursor || got.All != tc.want.All {
+				t.Errorf("got scope %v limit %d (set %v) cursor %q all %v", got.Scope, got.Limit, got.LimitSet, got.Cursor, got.All)
 			}
 			if got.IO == nil || got.OpenStore == nil || got.Config == nil {
 				t.Error("dependencies not wired")
 			}
 		})
+	}
+}
+
+// TestPageLimit: --all without --limit reads the store's largest pages;
+// a --limit given is the page size, with --all too.
+func TestPageLimit(t *testing.T) {
+	ms, err := memstore.New(memstore.Options{MaxPageLimit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := artifacts.NewStore(ms)
+	for _, tc := range []struct {
+		name     string
+		limit    int
+		set, all bool
+		want     int
+	}{
+		{"one page", 100, false, false, 100},
+		{"one page, --limit", 3, true, false, 3},
+		{"--all", 100, false, true, 5},
+		{"--all --limit", 3, true, true, 3},
+	} {
+		if got := pageLimit(st, tc.limit, tc.set, tc.all); got != tc.want {
+			t.Errorf("%s: page limit %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -88,7 +114,8 @@ func TestVersionsFlags(t *testing.T) {
 	}{
 		{"minimal", []string{"--app", "a", "--name", "x"}, &VersionsOptions{Scope: artifacts.AppScope("a"), Name: "x", Limit: 100}, ""},
 		{"paged", []string{"--app", "a", "--user", "u", "--name", "d/é f", "--limit", "7", "--cursor", "14", "--all"},
-			&VersionsOptions{Scope: artifacts.UserScope("a", "u"), Name: "d/é f", Limit: 7, Cursor: 14, All: true}, ""},
+			&VersionsOptions{Scope: artifacts.UserScope("a", "u"), Name: "d/é f", Limit: 7, LimitSet: true, Cursor: 14, All: true}, ""},
+		{"all", []string{"--app", "a", "--name", "x", "--all"}, &VersionsOptions{Scope: artifacts.AppScope("a"), Name: "x", Limit: 100, All: true}, ""},
 		{"no scope", []string{"--name", "x"}, nil, "invalid_scope"},
 		{"no name", []string{"--app", "a"}, nil, "usage_error"},
 		{"empty name", []string{"--app", "a", "--name", ""}, nil, "invalid_name"},
@@ -108,7 +135,7 @@ func TestVersionsFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Scope != tc.want.Scope || got.Name != tc.want.Name || got.Limit != tc.want.Limit || got.Cursor != tc.want.Cursor || got.All != tc.want.All {
+			if got.Scope != tc.want.Scope || got.Name != tc.want.Name || got.Limit != tc.want.Limit || got.LimitSet != tc.want.LimitSet || got.Cursor != tc.want.Cursor || got.All != tc.want.All {
 				t.Errorf("got %+v", got)
 			}
 		})

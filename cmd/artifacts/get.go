@@ -25,6 +25,8 @@ import (
 // GetOptions holds the flag values and dependencies of "artifacts get".
 type GetOptions struct {
 	deps
+	// StoreURI returns the parsed --store, named in the output.
+	StoreURI func() (cmdutil.StoreURI, error)
 
 	// ScopeFlags are --app, --user and --session as given.
 	ScopeFlags cmdutil.ScopeFlags
@@ -44,6 +46,9 @@ type GetOptions struct {
 // GetResult is the JSON output of "artifacts get -O FILE" (with -O - the
 // payload is the output).
 type GetResult struct {
+	// Store is the canonical store URI and Layout its layout.
+	Store   string `json:"store"`
+	Layout  string `json:"layout"`
 	Scope   Scope  `json:"scope"`
 	Name    string `json:"name"`
 	Version int64  `json:"version"`
@@ -55,7 +60,7 @@ type GetResult struct {
 // NewCmdGet returns "artifacts get". runF, when not nil, replaces the run
 // function.
 func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
-	opts := &GetOptions{deps: depsOf(f)}
+	opts := &GetOptions{deps: depsOf(f), StoreURI: f.StoreURI}
 	cmd := &cobra.Command{
 		Use:   "get --app A [--user U [--session S]] --name NAME [--version V] -O FILE|-",
 		Short: "Write the verified payload of one version to a file or stdout",
@@ -66,16 +71,19 @@ The payload is checked against its record (size and SHA-256) before it is
 used: -O FILE writes a temporary file beside FILE and renames it into place
 only after the whole payload matched, so FILE is never left holding
 unverified or partial bytes; an existing FILE is replaced only with
---force. With -O -, payloads of up to 1 MiB are checked whole before the
-first byte is written; larger ones stream, and a mismatch found at the end
-exits 1 (code corrupt_artifact) after the bytes were written: use -O FILE
-for those when it matters. A payload that is not text is not written to a
-terminal.
+--force. With -O -, nothing is written before the whole payload matched:
+payloads of up to 1 MiB are checked in memory, larger ones are first copied
+to a private temporary directory in TMPDIR (which needs room for them) and
+checked there; a mismatch exits 1 (code corrupt_artifact) with nothing
+written. A payload that is not text is not written to a terminal.
 
 Listing commands never print payloads; this one does, on request only.
 
+With -O FILE the report names the store and its layout.
+
 JSON (with -O FILE, on stdout):
-  {"scope": S, "name", "version", "size", "digest", "file"}`,
+  {"store": URI, "layout", "scope": S, "name", "version", "size", "digest",
+   "file"}`,
 		Example: `  agentstore artifacts get --store /var/lib/agents --app demo-a --user user-42 \
       --session session-7 --name reports/summary.txt -O -
 
@@ -130,6 +138,10 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
 	st, err := opts.OpenStore(ctx)
 	if err != nil {
 		return err
@@ -153,15 +165,20 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return err
 	}
 	if jsonOut {
-		return output.JSON(opts.IO.Out, GetResult{Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
+		return output.JSON(opts.IO.Out, GetResult{Store: u.String(), Layout: st.Capabilities().Layout, Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
 	}
+	fmt.Fprintf(opts.IO.Out, "%s %s (%s)\n", output.NewStyles(opts.IO).Bold("Store"), u.String(), st.Capabilities().Layout)
 	fmt.Fprintf(opts.IO.Out, "Wrote %s v%d of %s to %s (%s, SHA-256 %s, verified)\n",
 		shell.Quote(rec.Name), rec.Version, rec.Scope, path, output.Size(rec.Size), rec.Digest)
 	return nil
 }
 
 // copyToStdout writes the payload to standard output, refusing one that
-// is not text when standard output is a terminal.
+// is not text when standard output is a terminal. Nothing reaches standard
+// output before the payload's size and digest were checked: a payload of
+// up to artifacts.SmallPayloadBytes is checked whole by the Reader before
+// its first byte is returned, a larger one is spooled to a private
+// temporary directory first (see spool).
 func copyToStdout(opts *GetOptions, r *artifacts.Reader) error {
 	br := bufio.NewReaderSize(r, 8<<10)
 	if opts.IO.IsStdoutTTY() {
@@ -174,8 +191,62 @@ func copyToStdout(opts *GetOptions, r *artifacts.Reader) error {
 			return cmdutil.Usagef("%q v%d is binary (%s); not writing it to a terminal: use -O FILE, or pipe the output", rec.Name, rec.Version, rec.MIMEType)
 		}
 	}
-	_, err := io.Copy(opts.IO.Out, br)
+	var src io.Reader = br
+	if r.Record().Size > artifacts.SmallPayloadBytes {
+		f, cleanup, err := spool(br)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		src = f
+	}
+	_, err := io.Copy(opts.IO.Out, src)
 	return err
+}
+
+// spool copies r, a verifying reader, into a file in a new private
+// temporary directory (mode 0700, in TMPDIR) and returns it open at its
+// start once r reported the end of a payload that matched its record. On
+// any failure nothing is left behind. cleanup closes and removes it.
+// Memory stays flat: the copy goes through one fixed buffer.
+func spool(r io.Reader) (*os.File, func(), error) {
+	dir, err := os.MkdirTemp("", "agentstore-get-")
+	if err != nil {
+		return nil, nil, fileErr("cannot make a temporary directory to check the payload in before writing it (set TMPDIR to a directory with room, or use -O FILE)", err)
+	}
+	var f *os.File
+	cleanup := func() {
+		if f != nil {
+			f.Close()
+		}
+		os.RemoveAll(dir)
+	}
+	f, err = spoolInto(dir, r)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return f, cleanup, nil
+}
+
+// spoolInto copies r into dir/payload and returns the file at its start;
+// the caller removes dir.
+func spoolInto(dir string, r io.Reader) (f *os.File, err error) {
+	f, err = os.OpenFile(filepath.Join(dir, "payload"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fileErr("cannot create a temporary file in "+dir, err)
+	}
+	if _, err = io.Copy(f, r); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == f.Name() {
+			err = fileErr("cannot spool the payload to "+dir+" before writing it (set TMPDIR to a directory with room, or use -O FILE)", err)
+		}
+		return f, err
+	}
+	if _, err = f.Seek(0, io.SeekStart); err != nil {
+		return f, fileErr("cannot read back "+f.Name(), err)
+	}
+	return f, nil
 }
 
 // isBinary reports whether the start of a payload is not text: it holds a

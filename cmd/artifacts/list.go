@@ -26,6 +26,10 @@ type ListOptions struct {
 	Scope artifacts.Scope
 	// Limit is the page size (--limit).
 	Limit int
+	// LimitSet is true when --limit was given. With --all and no --limit
+	// the pages are the largest the store serves: the output is the same,
+	// in fewer round trips.
+	LimitSet bool
 	// Cursor is the last name of the previous page (--cursor).
 	Cursor string
 	// All follows every page (--all).
@@ -130,6 +134,7 @@ integer.`,
 			if err := validateLimit(opts.Limit); err != nil {
 				return err
 			}
+			opts.LimitSet = cmd.Flags().Changed("limit")
 			if s.Kind == "" {
 				for _, fl := range []string{"limit", "cursor"} {
 					if cmd.Flags().Changed(fl) {
@@ -181,7 +186,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		}
 		return err
 	}
-	res, err := ListNames(ctx, st, opts.Scope, opts.Limit, opts.Cursor, opts.All)
+	res, err := ListNames(ctx, st, opts.Scope, pageLimit(st, opts.Limit, opts.LimitSet, opts.All), opts.Cursor, opts.All)
 	if artifacts.IsNotFound(err) && opts.Cursor == "" {
 		return cmdutil.ScopeNotFound(ctx, st, opts.Scope)
 	}

@@ -2,11 +2,7 @@ package artifactscmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -14,14 +10,14 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
-	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
 
 // LocateOptions holds the flag values and dependencies of
 // "artifacts locate".
 type LocateOptions struct {
 	deps
+	// StoreURI returns the parsed --store, named in the output.
+	StoreURI func() (cmdutil.StoreURI, error)
 
 	// ScopeFlags are --app, --user and --session as given.
 	ScopeFlags cmdutil.ScopeFlags
@@ -34,17 +30,13 @@ type LocateOptions struct {
 }
 
 // LocatedFile is one file or object that holds part of a version.
-type LocatedFile struct {
-	// Role is "record", "payload" or "reservation".
-	Role string `json:"role"`
-	// Location is the file's absolute path, or gs://BUCKET/OBJECT.
-	Location string `json:"location"`
-	Exists   bool   `json:"exists"`
-	Size     int64  `json:"size"`
-}
+type LocatedFile = artifacts.LocatedFile
 
 // LocateResult is the JSON output of "artifacts locate".
 type LocateResult struct {
+	// Store is the canonical store URI and Layout its layout.
+	Store   string        `json:"store"`
+	Layout  string        `json:"layout"`
 	Scope   Scope         `json:"scope"`
 	Name    string        `json:"name"`
 	Version int64         `json:"version"`
@@ -54,7 +46,7 @@ type LocateResult struct {
 // NewCmdLocate returns "artifacts locate". runF, when not nil, replaces
 // the run function.
 func NewCmdLocate(f *cmdutil.Factory, runF func(context.Context, *LocateOptions) error) *cobra.Command {
-	opts := &LocateOptions{deps: depsOf(f)}
+	opts := &LocateOptions{deps: depsOf(f), StoreURI: f.StoreURI}
 	cmd := &cobra.Command{
 		Use:   "locate --app A [--user U [--session S]] --name NAME [--version V]",
 		Short: "Show the files or objects that hold one version, for restores from backup",
@@ -67,8 +59,10 @@ a backup; "agentstore fs verify" then checks it again.
 With --version the files are shown even when the record is damaged or
 gone; without it the latest version is read from its record.
 
-JSON: {"scope": S, "name", "version", "files": [{"role", "location",
-"exists", "size"}]}`,
+The table is preceded by a line naming the store and its layout.
+
+JSON: {"store": URI, "layout", "scope": S, "name", "version", "files":
+[{"role", "location", "exists", "size"}]}`,
 		Example: `  agentstore artifacts locate --store /var/lib/agents --app demo-a \
       --user user-42 --session session-damaged --name lost-data.bin --version 1`,
 		Args: cobra.NoArgs,
@@ -106,6 +100,10 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 	if err != nil {
 		return err
 	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
 	st, err := opts.OpenStore(ctx)
 	if err != nil {
 		return err
@@ -123,43 +121,16 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 		}
 		v = rec.Version
 	}
-	res := LocateResult{Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
-	roles := []struct{ role, suffix string }{{"record", "meta"}, {"payload", "data"}, {"reservation", "reserve"}}
-	var fst *fsstore.Store
-	var gst *gcsstore.Store
-	switch {
-	case st.As(&fst):
-		s := fst
-		dir := s.NameDir(opts.Scope, opts.Name)
-		for _, r := range roles {
-			lf := LocatedFile{Role: r.role, Location: filepath.Join(dir, fsstore.VersionFile(v, r.suffix))}
-			fi, err := os.Lstat(lf.Location)
-			switch {
-			case err == nil:
-				lf.Exists, lf.Size = true, fi.Size()
-			case !errors.Is(err, fs.ErrNotExist):
-				return fileErr("cannot inspect "+lf.Location, err)
-			}
-			res.Files = append(res.Files, lf)
-		}
-	case st.As(&gst):
-		s := gst
-		bkt := s.Client().Bucket(s.Bucket())
-		for _, r := range roles {
-			obj := s.ObjectName(opts.Scope, opts.Name, v, gcsstore.Suffix(r.suffix))
-			lf := LocatedFile{Role: r.role, Location: "gs://" + s.Bucket() + "/" + obj}
-			attrs, err := bkt.Object(obj).Attrs(ctx)
-			switch {
-			case err == nil:
-				lf.Exists, lf.Size = true, attrs.Size
-			case !gcsstore.IsNotExist(err):
-				return cmdutil.CodedError(string(artifacts.CodeUnavailable), fmt.Errorf("cannot inspect %s: %v", lf.Location, err))
-			}
-			res.Files = append(res.Files, lf)
-		}
-	default:
+	layout := st.Capabilities().Layout
+	res := LocateResult{Store: u.String(), Layout: layout, Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
+	files, err := st.Locate(ctx, opts.Scope, opts.Name, v)
+	if artifacts.CodeOf(err) == artifacts.CodeUnsupported {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s store has no files to locate", st.Capabilities().Name))
 	}
+	if err != nil {
+		return err
+	}
+	res.Files = files
 	found := false
 	for _, lf := range res.Files {
 		found = found || lf.Exists
@@ -170,6 +141,7 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
+	fmt.Fprintf(opts.IO.Out, "%s %s (%s)\n", output.NewStyles(opts.IO).Bold("Store"), u.String(), layout)
 	t := output.NewTable(opts.IO, "ROLE", "EXISTS", "SIZE", "LOCATION")
 	t.NoTruncate(0, 1, 2)
 	for _, lf := range res.Files {

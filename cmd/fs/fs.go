@@ -6,88 +6,31 @@ package fscmd
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
-	"github.com/agentstore/agentstore/internal/promfile"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
 // LockFile is the name of the repair lock in a store's root. It lies beside
 // v1/, not in it, so repair never scans it.
-const LockFile = ".agentstore-repair.lock"
+const LockFile = cmdutil.StoreLockFile
 
 // runMetrics is what a run reports in its --metrics-file.
-type runMetrics struct {
-	prefix   string // "agentstore_fs_repair"
-	store    string
-	start    time.Time
-	end      time.Time
-	exitCode int
-	values   []promfile.Metric // the run's counters, without the common labels
-}
-
-// write replaces path with the run's metrics. A failed run keeps the
-// previous file's last-success timestamp.
-func (m runMetrics) write(path string) error {
-	label := promfile.Label{Name: "store", Value: m.store}
-	lastSuccess := m.prefix + "_last_success_timestamp_seconds"
-	success := float64(0)
-	if m.exitCode == cmdutil.ExitOK || m.exitCode == cmdutil.ExitProblems {
-		success = float64(m.end.UnixMilli()) / 1000
-	} else if v, ok := promfile.ReadValue(path, promfile.Series(lastSuccess, label)); ok {
-		success = v
-	}
-	ms := []promfile.Metric{
-		promfile.Gauge(lastSuccess, "Unix time of the end of the last run that completed (exit status 0 or 3).", success, label),
-		promfile.Gauge(m.prefix+"_last_run_timestamp_seconds", "Unix time of the end of the last run.", float64(m.end.UnixMilli())/1000, label),
-		promfile.Gauge(m.prefix+"_duration_seconds", "Duration of the last run.", m.end.Sub(m.start).Seconds(), label),
-		promfile.Gauge(m.prefix+"_exit_code", "Exit status of the last run (0 ok, 3 problems found, 5 locked, 1 failed).", float64(m.exitCode), label),
-	}
-	for _, v := range m.values {
-		v.Name = m.prefix + "_" + v.Name
-		for i := range v.Samples {
-			v.Samples[i].Labels = append(v.Samples[i].Labels, label)
-		}
-		ms = append(ms, v)
-	}
-	return promfile.WriteFile(path, ms)
-}
+type runMetrics = cmdutil.RunMetrics
 
 // finish writes the metrics file, when asked for, after a run that ended
-// with err; a failure to write it is reported unless the run already
-// failed.
+// with err.
 func finish(ios *iostreams.IOStreams, path string, m runMetrics, err error) error {
-	if path == "" {
-		return err
-	}
-	m.exitCode = cmdutil.ExitCode(err)
-	if werr := m.write(path); werr != nil {
-		if err == nil {
-			return fmt.Errorf("writing metrics: %w", werr)
-		}
-		fmt.Fprintf(ios.ErrOut, "agentstore: writing metrics: %v\n", werr)
-	}
-	return err
+	return cmdutil.FinishMetrics(ios, path, m, err)
 }
 
-// checkMetricsPath refuses a --metrics-file whose directory does not exist,
-// before the run does any work.
-func checkMetricsPath(path string) error {
-	if path == "" {
-		return nil
-	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
-		return cmdutil.Usagef("--metrics-file %s: directory %s does not exist", path, filepath.Dir(path))
-	}
-	return nil
-}
+// checkMetricsPath refuses a --metrics-file whose directory does not exist.
+func checkMetricsPath(path string) error { return cmdutil.CheckMetricsPath(path) }
 
 // rate formats n per second over d.
 func rate(n float64, d time.Duration) string {

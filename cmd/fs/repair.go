@@ -19,9 +19,7 @@ import (
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
-	"github.com/agentstore/agentstore/pkg/artifacts/shardedfs"
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
@@ -131,9 +129,9 @@ does not exist and taken over once it is older than 6 hours.`,
 
 func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	start := opts.Now()
-	m := runMetrics{prefix: "agentstore_fs_repair", start: start}
+	m := runMetrics{Prefix: "agentstore_fs_repair", Start: start}
 	defer func() {
-		m.end = opts.Now()
+		m.End = opts.Now()
 		err = finish(opts.IO, opts.MetricsFile, m, err)
 	}()
 	cfg, err := opts.Config()
@@ -144,7 +142,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	m.store = u.String()
+	m.Store = u.String()
 	if cfg.StoreDefault {
 		return cmdutil.Usagef("fs repair needs the store named: use --store URI or set %s (it never repairs the default store unasked)", cmdutil.EnvVar(cmdutil.KeyStore))
 	}
@@ -153,17 +151,12 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		return err
 	}
 	layout := st.Capabilities().Layout
-	var gst *gcsstore.Store
-	var sharded *shardedfs.Store
-	var fst *fsstore.Store
-	switch {
-	case st.As(&fst):
-	case st.As(&sharded):
-	case st.As(&gst):
-	default:
+	if !st.CanRepair() {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
 			fmt.Errorf("fs repair cannot repair the %s store %s", layout, u.String()))
 	}
+	var gst *gcsstore.Store
+	st.As(&gst)
 	// A dry run only reads, so it takes no lock (and so leaves even the
 	// root directory untouched). A gs:// store is locked by an object
 	// beside its artifacts.
@@ -222,16 +215,10 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		},
 		BeforeExecute: beforeExecute,
 	}
-	var rep repair.Report
-	switch {
-	case gst != nil:
+	if gst != nil {
 		ropts.StoreArg = u.String()
-		rep, err = repair.RepairGCS(ctx, gst, ropts)
-	case sharded != nil:
-		rep, err = sharded.Repair(ctx, ropts)
-	default:
-		rep, err = repair.Repair(ctx, u.Root, ropts)
 	}
+	rep, err := repair.Run(ctx, st, ropts)
 	prog.Done()
 	if err != nil {
 		if cerr := context.Cause(ctx); cerr != nil && ctx.Err() != nil {
@@ -240,7 +227,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		return err
 	}
 	elapsed := opts.Now().Sub(start)
-	m.values = []promfile.Metric{
+	m.Values = []promfile.Metric{
 		promfile.Gauge("scanned_files", "Files examined in name directories by the last run.", float64(rep.Scanned)),
 		promfile.Gauge("removed_files", "Files removed by the last run (in a dry run: that would be removed).", float64(rep.Removed)),
 		promfile.Gauge("reservations_preserved", "Version reservations found (never removed).", float64(rep.ReservationsPreserved)),
@@ -298,6 +285,9 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 		for _, it := range rep.RemovedItems {
 			dir := filepath.Dir(it.Path)
 			o, ok := owners[dir]
+			if it.Scope != nil {
+				o, ok = [2]string{it.Scope.String(), strconv.Quote(it.Name)}, true
+			}
 			if !ok {
 				o = nameDirOwner(dir)
 				owners[dir] = o

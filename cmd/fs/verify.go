@@ -97,9 +97,9 @@ atomically: last success time, duration, the counters and the exit status.`,
 
 func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 	start := opts.Now()
-	m := runMetrics{prefix: "agentstore_fs_verify", start: start}
+	m := runMetrics{Prefix: "agentstore_fs_verify", Start: start}
 	defer func() {
-		m.end = opts.Now()
+		m.End = opts.Now()
 		err = finish(opts.IO, opts.MetricsFile, m, err)
 	}()
 	cfg, err := opts.Config()
@@ -110,7 +110,7 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	m.store = u.String()
+	m.Store = u.String()
 	scope, err := opts.Scope.Scope(false)
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		return err
 	}
 	elapsed := opts.Now().Sub(start)
-	m.values = []promfile.Metric{
+	m.Values = []promfile.Metric{
 		promfile.Gauge("versions", "Published versions found by the last run.", float64(rep.Versions)),
 		promfile.Gauge("checked_versions", "Versions whose payloads the last run read and checked.", float64(rep.Checked)),
 		promfile.Gauge("verified_bytes", "Payload bytes the last run read.", float64(rep.Bytes)),

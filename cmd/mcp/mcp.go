@@ -30,7 +30,8 @@ import (
 // in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
 	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "audit-log",
-	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches"}
+	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches",
+	"max-sessions", "session-idle", "durable-writes"}
 
 func init() {
 	keys := make([]string, len(configFlags))
@@ -57,16 +58,22 @@ type Options struct {
 	Scope     cmdutil.ScopeFlags
 	HTTP      string
 	TokenFile string
-	Reference string
-	Profile   string
-	Tools     []string
-	Snapshot  string
-	Memory    string
-	TurnBytes string
-	MaxBytes  string
-	MaxFiles  int
-	AuditLog  string
-	Limits    limitFlags
+	// MaxSessions and SessionIdle bound the sessions --http serves at once
+	// (mcpfs.HTTPOptions).
+	MaxSessions int
+	SessionIdle time.Duration
+	// DurableWrites fsyncs every workspace write (workspace.Options.Durable).
+	DurableWrites bool
+	Reference     string
+	Profile       string
+	Tools         []string
+	Snapshot      string
+	Memory        string
+	TurnBytes     string
+	MaxBytes      string
+	MaxFiles      int
+	AuditLog      string
+	Limits        limitFlags
 }
 
 type limitFlags struct {
@@ -110,6 +117,12 @@ host) one server serves many sessions: every request needs
 Agentstore-App (default --app), Agentstore-User and Agentstore-Session. A
 token line may bind the token to an identity ("TOKEN app=A user=U
 session=S"); a bare token is a runtime token that may name any session.
+At most --max-sessions sessions are served at once: a new one evicts the
+least recently used one without a call in progress (503 when every one has
+a call in progress), and a session idle for --session-idle is evicted. An
+evicted session first ends its turn (snapshotted under end-of-turn), then
+its MCP sessions are closed; its client initializes again, and its files
+stay in the workspace.
 
 Every write is charged to the session's quota before a byte is written:
 --ws-turn-bytes per turn, --ws-max-bytes and --ws-max-files in total. Over
@@ -118,7 +131,11 @@ remaining_bytes, and nothing was written. A missing workspace is hydrated
 from its latest snapshot on first touch; --snapshot on-write (default)
 answers a write only once the workspace's snapshot is stored,
 end-of-turn snapshots when the runtime calls the end_turn tool (list it
-with --tools) and on shutdown, off never.
+with --tools) and on shutdown, off never. A write to /workspace is atomic
+(a temporary file renamed into place) but not fsynced: the scratch
+directory is a cache of the snapshots, and a machine crash may lose the
+writes since the last snapshot. --durable-writes fsyncs each one before
+answering.
 
 Each call is logged on stderr (tool, path, bytes, result code, duration);
 --audit-log FILE appends the same records as JSON lines.
@@ -159,6 +176,8 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl := cmd.Flags()
 	fl.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on `ADDR` (host:port; :port means 127.0.0.1:port) instead of stdio")
 	fl.StringVar(&opts.TokenFile, "token-file", "", "bearer tokens for --http, one a line (`FILE`; see above)")
+	fl.IntVar(&opts.MaxSessions, "max-sessions", mcpfs.DefaultMaxSessions, "sessions --http serves at once; more evict the least recently used")
+	fl.DurationVar(&opts.SessionIdle, "session-idle", mcpfs.DefaultIdleTimeout, "evict a session --http serves after this long without a request")
 	fl.StringVar(&opts.Reference, "reference", "", "read-only reference tree served as /reference (`DIR`)")
 	fl.StringVar(&opts.Profile, "profile", string(mcpfs.ProfileReadWrite), "tool profile: read-only or read-write")
 	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; end_turn only when named)")
@@ -167,6 +186,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.StringVar(&opts.TurnBytes, "ws-turn-bytes", "", "bytes a session may write per turn, e.g. 10000000 or 64MiB (default no limit)")
 	fl.StringVar(&opts.MaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB (default no limit)")
 	fl.IntVar(&opts.MaxFiles, "ws-max-files", 0, "files a workspace may hold (default no limit)")
+	fl.BoolVar(&opts.DurableWrites, "durable-writes", false, "fsync every workspace write before answering (default: atomic rename only; the snapshot is the durable copy)")
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE`")
 	fl.StringVar(&opts.Limits.MaxReadBytes, "max-read-bytes", "", fmt.Sprintf("bytes one read returns; larger files are windowed (default %d)", d.MaxReadBytes))
 	fl.StringVar(&opts.Limits.MaxRequestBytes, "max-request-bytes", "", fmt.Sprintf("largest request message accepted (default %d)", d.MaxRequestBytes))
@@ -218,6 +238,12 @@ func (o *Options) check() error {
 		if n.v < 0 {
 			return cmdutil.Usagef("%s %d is negative", n.flag, n.v)
 		}
+	}
+	if o.MaxSessions < 1 {
+		return cmdutil.Usagef("--max-sessions %d: want at least 1", o.MaxSessions)
+	}
+	if o.SessionIdle <= 0 {
+		return cmdutil.Usagef("--session-idle %s: want a positive duration such as 30m", o.SessionIdle)
 	}
 	if o.HTTP == "" {
 		if o.TokenFile != "" {
@@ -278,6 +304,7 @@ func run(ctx context.Context, opts *Options) error {
 	m, err := workspace.New(workspace.Options{
 		Scratch: cfg.Scratch, Reference: opts.Reference, Store: st,
 		Quota: workspace.Quota{TurnBytes: turn, TotalBytes: total}, Policy: policy, Now: opts.Now,
+		Durable: opts.DurableWrites,
 	})
 	if err != nil {
 		return err
@@ -350,17 +377,28 @@ func serveHTTP(ctx context.Context, opts *Options, srv *mcpfs.Server, logger *sl
 		return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot listen on %s", listenAddr(opts.HTTP))
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler(mcpfs.HTTPOptions{Tokens: tokens, DefaultApp: opts.Scope.App}))
+	h := srv.HTTPHandler(mcpfs.HTTPOptions{Tokens: tokens, DefaultApp: opts.Scope.App, MaxSessions: opts.MaxSessions, IdleTimeout: opts.SessionIdle})
+	mux.Handle("/mcp", h)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err = hs.Shutdown(sctx)
-		cancel()
+	// Idle sessions end their turns without waiting for another request.
+	tick := time.NewTicker(max(opts.SessionIdle/4, time.Second))
+	defer tick.Stop()
+serve:
+	for {
+		select {
+		case err = <-errc:
+			break serve
+		case <-tick.C:
+			h.ExpireIdle(ctx)
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			err = hs.Shutdown(sctx)
+			cancel()
+			break serve
+		}
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -63,7 +63,8 @@ max_scan_entries/3 version reservations for a name (max_scan_entries is
 versions, bytes and largest version, the name slots it has used and its
 fullest name's reservations, and names the binding limit: whichever is
 closer to its ceiling. Rows come fullest first. Only records are read,
-never payloads.
+never payloads. Google ADK's layouts (google-adk-file) have no lifetime
+ceilings: the report says so and judges no usage against the thresholds.
 
 With --scratch (or the scratch config key) every session workspace is
 measured against --ws-max-bytes and --ws-max-files, with its idle time.

@@ -191,7 +191,7 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 	fmt.Fprintf(w, "%s %s (%s)\n", st.Bold("Store"), sanitize(store), s.Layout)
 	switch {
 	case s.NoCeilings:
-		fmt.Fprintf(w, "%d scopes; no lifetime ceilings", s.Scopes)
+		fmt.Fprintf(w, "%d scopes; the layout has no lifetime ceilings (no scope, name or reservation capacity to use up)", s.Scopes)
 	case s.PerShard:
 		fmt.Fprintf(w, "%d scopes, one per shard; fullest shard %d of %d scope slots  %s", s.ScopeDirs, s.Scopes, s.ScopeCapacity, u.styled)
 	default:
@@ -202,13 +202,11 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%d names, %d published versions, %s\n", s.Names, s.Versions, output.Size(s.Bytes))
-	if s.NoCeilings {
-		fmt.Fprintf(w, "%s\n", s.Note)
-	} else {
-		fmt.Fprintf(w, "at most %d names per scope, %d reservations per name\n", s.NameCapacity, s.ReservationCapacity)
-	}
 	if s.Foreign > 0 {
 		fmt.Fprintf(w, "%s\n", st.Warn(fmt.Sprintf("%d %s not part of the layout skipped; see agentstore fs verify", s.Foreign, plural(s.Foreign, "object", "objects"))))
+	}
+	if !s.NoCeilings {
+		fmt.Fprintf(w, "at most %d names per scope, %d reservations per name\n", s.NameCapacity, s.ReservationCapacity)
 	}
 	if s.Problems > 0 {
 		fmt.Fprintf(w, "%s\n", st.Warn(fmt.Sprintf("%d broken %s not counted; see agentstore fs verify", s.Problems, plural(s.Problems, "record", "records"))))
@@ -240,8 +238,8 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 				}
 				row = append(row, largest, number(fmt.Sprintf("%d/%d", sc.NameSlots, sc.NameCapacity)), fullest, number(reserved))
 			}
-			if s.NoCeilings {
-				row = append(row, plain("no ceilings"))
+			if r.Store.NoCeilings {
+				row = append(row, plain("no ceiling"))
 			} else {
 				row = append(row, usage(st, bar, sc.UsagePercent, sc.Warn, sc.Over))
 			}

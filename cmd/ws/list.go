@@ -29,6 +29,7 @@ type ListItem struct {
 	Dir             string           `json:"dir"`
 	State           workspace.State  `json:"state"`
 	Scope           *artifacts.Scope `json:"scope,omitempty"`
+	Claims          *artifacts.Scope `json:"claims,omitempty"`
 	Bytes           int64            `json:"bytes"`
 	Files           int              `json:"files"`
 	LastAccess      *string          `json:"last_access"`
@@ -51,11 +52,18 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 		Use:   "list",
 		Short: "List the workspaces under the scratch root",
 		Long: `List every entry of the --scratch root: its state (ok, no_index, bad_index,
-not_a_directory or symlink; symbolic links are reported, never followed),
-the session scope its index names (only when the index is good: it decodes
-and its key hashes to the directory's name), its size, last access, idle
-time and the latest published version of its workspace.zip (when --store
-is set).
+legacy, not_a_directory or symlink; symbolic links are reported, never
+followed), the session scope its index names (only when the index is good:
+it decodes and its app, user and session hash to the directory's name), its
+size, last access, idle time and the latest published version of its
+workspace.zip (when --store is set).
+
+legacy is a directory under the name earlier versions gave a session (a
+hash of user and session only): nothing binds the app its index claims
+(claims in JSON), so it has no scope. The problem says whether the store
+confirms the claim (then opening the session or the next sweep moves it to
+its app-bound name) or why not (then nothing reads it; see
+docs/operations.md).
 
 The last access is the later of the index's and the newest modification
 of any file or directory in the workspace: files edited directly count as
@@ -63,9 +71,9 @@ use. Where there is no good index it is unknown. The sweep's lock file and
 tombstones and the temporary entries of hydrations are hidden unless --all
 is given.
 
-With -o json: {"items":[{"dir","state","scope","bytes","files",
-"last_access","idle_seconds","snapshot_version"}]}; last_access and
-idle_seconds are null where unknown.`,
+With -o json: {"items":[{"dir","state","scope","claims","bytes","files",
+"last_access","idle_seconds","snapshot_version","problem"}]}; last_access
+and idle_seconds are null where unknown.`,
 		Example: `  agentstore ws list --scratch /var/lib/agents/scratch
   agentstore ws list --scratch /var/lib/agents/scratch --store /var/lib/agents/store -o json`,
 		Args: cobra.NoArgs,
@@ -123,6 +131,9 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		if sc, ok := in.Scope(); ok {
 			it.Scope = scopeJSON(sc)
 		}
+		if in.Claimed != nil {
+			it.Claims = scopeJSON(in.Claimed.Scope())
+		}
 		if in.HasSnapshot {
 			v := in.SnapshotVersion
 			it.SnapshotVersion = &v
@@ -151,8 +162,13 @@ func runList(ctx context.Context, opts *ListOptions) error {
 			state += " (temporary)"
 		}
 		scope := ""
-		if it.Scope != nil {
+		switch {
+		case it.Scope != nil:
 			scope = it.Scope.String()
+		case it.Claims != nil && in.LegacyConfirmed > 0:
+			scope = "claims " + it.Claims.String() + " (confirmed)"
+		case it.Claims != nil:
+			scope = "claims " + it.Claims.String() + " (unconfirmed)"
 		}
 		snap := "-"
 		if it.SnapshotVersion != nil {

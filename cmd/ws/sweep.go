@@ -113,7 +113,12 @@ are never followed), a workspace touched since the plan or during its
 removal, any workspace whose snapshot failed or did not verify, and any
 workspace holding entries a snapshot cannot hold (symbolic links, FIFOs,
 sockets, devices: code unsnapshottable, with the entries listed) unless it
-is discarded under a confirmed plan. Each entry is printed with its
+is discarded under a confirmed plan, and a directory under the name earlier
+versions gave a session (user and session only) whose app the store does
+not confirm (code unbound_app). One the store confirms (its index names a
+snapshot version and digest the store holds for that app's session) is
+moved to its app-bound name and kept; a later sweep treats it as any
+workspace. Each entry is printed with its
 decision (removed, would_remove, kept, skipped, cleaned) and the reason.
 
 --idle below 5m0s needs --force: a shorter one sweeps sessions in the

@@ -48,7 +48,7 @@ func TestSweepFlags(t *testing.T) {
 func TestSweepRun(t *testing.T) {
 	f, out, errOut := testFactory(t, "json", false)
 	cfg, _ := f.Config()
-	dir := workspace.DirName("user-42", "session-7")
+	dir := workspace.DirName("demo-a", "user-42", "session-7")
 	cmd := NewCmdSweep(f, nil)
 	cmd.SetArgs([]string{"--idle", "1m", "--force", "--dry-run"})
 	if err := cmd.Execute(); err != nil {

@@ -119,10 +119,16 @@ func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, writ
 		open = d.CreateStore
 		// A writer makes the store only when it has something to write:
 		// no store is created for a session without a workspace.
-		dir := filepath.Join(cfg.Scratch, workspace.DirName(scope.User, scope.Session))
+		// A legacy directory of the session (from before app-bound names)
+		// is the manager's to judge, against a store that must exist.
+		dir := filepath.Join(cfg.Scratch, workspace.DirName(scope.App, scope.User, scope.Session))
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-			return artifacts.Scope{}, nil, nil, artifacts.Errorf(artifacts.CodeNotFound, "ws", nil,
-				"%s has no workspace under the scratch root %s (looked for %s)", scope, cfg.Scratch, dir)
+			legacy := filepath.Join(cfg.Scratch, workspace.LegacyDirName(scope.User, scope.Session))
+			if _, err := os.Lstat(legacy); err != nil {
+				return artifacts.Scope{}, nil, nil, artifacts.Errorf(artifacts.CodeNotFound, "ws", nil,
+					"%s has no workspace under the scratch root %s (looked for %s)", scope, cfg.Scratch, dir)
+			}
+			open = d.OpenStore
 		}
 	}
 	st, err := open(ctx)

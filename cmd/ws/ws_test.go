@@ -149,7 +149,7 @@ func TestListTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	func() {
-		dir := workspace.DirName("user-42", "session-7")
+		dir := workspace.DirName("demo-a", "user-42", "session-7")
 		want := "DIR                               STATE  SCOPE                                    SIZE  FILES  LAST ACCESS   IDLE   SNAPSHOT\n" +
 			dir + "  ok     session(\"demo-a\",\"user-42\",\"session-7\")  10 B  1      1 minute ago  1m30s  -\n"
 		if got := out.String(); got != want {
@@ -166,7 +166,7 @@ func TestSnapshotProgress(t *testing.T) {
 	f, out, errOut := testFactory(t, "json", false)
 	f.IO.SetStderrTTY(true)
 	cfg, _ := f.Config()
-	dir := cfg.Scratch + "/" + workspace.DirName("user-42", "session-7")
+	dir := cfg.Scratch + "/" + workspace.DirName("demo-a", "user-42", "session-7")
 	for i := range progressFiles + 100 {
 		if err := os.WriteFile(fmt.Sprintf("%s/f%04d", dir, i), []byte("x"), 0o600); err != nil {
 			t.Fatal(err)

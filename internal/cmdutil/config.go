@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
 )
 
 // Output formats accepted by -o/--output.
@@ -52,6 +53,10 @@ const (
 	KeyTimeout   = "timeout"
 	KeyVerbose   = "verbose"
 	KeyLogFormat = "log-format"
+	// KeyStoreApp is the app of a google-adk-file store without apps/
+	// (ADK JS, older ADK Python), which stores no app. The config file
+	// also takes it as store_app.
+	KeyStoreApp = "store-app"
 	// KeySweepExclude lists the patterns of scratch-root entries "ws
 	// sweep" leaves alone (its --exclude; a list in the config file,
 	// space-separated in the environment).
@@ -62,7 +67,11 @@ const (
 // MaxConfigBytes is the largest config file read: a larger one is refused.
 const MaxConfigBytes = 1 << 20
 
-var fileKeys = []string{KeyStore, KeyLayout, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat, KeySweepExclude}
+var fileKeys = []string{KeyStore, KeyLayout, KeyStoreApp, KeyScratch, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat, KeySweepExclude}
+
+// storeAppAlias is the config-file spelling of KeyStoreApp that ADK's
+// documentation uses.
+const storeAppAlias = "store_app"
 
 // commandKeys are the keys commands registered with RegisterConfigKeys.
 var commandKeys []string
@@ -86,6 +95,10 @@ type Config struct {
 	// as instead of detecting it, and to create a new store in; "" to
 	// detect (and create erlang-fs).
 	Layout string
+	// StoreApp is the app of a google-adk-file store without apps/ (ADK
+	// JS, older ADK Python): the store keeps no app, so every scope read
+	// or written there has this one. Default adkfile.DefaultApp.
+	StoreApp string
 	// Scratch is the absolute scratch root, or "" when not set.
 	Scratch string
 	// Output is OutputTable, OutputJSON or OutputPrometheus.
@@ -220,6 +233,7 @@ func EnvVar(key string) string {
 func AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.String(KeyStore, "", "artifact store: a directory, file:///DIR or gs://BUCKET[/PREFIX] ($"+EnvVar(KeyStore)+"; default $XDG_DATA_HOME/agentstore/store, none without a home directory)")
 	fs.String(KeyLayout, "", "open the store as this layout instead of detecting it, and create new stores in it (see 'agentstore layouts'; $"+EnvVar(KeyLayout)+"; default: detect, erlang-fs for new stores)")
+	fs.String(KeyStoreApp, adkfile.DefaultApp, "the app of an ADK file store without apps/ (ADK JS, older ADK Python), which keeps no app ($"+EnvVar(KeyStoreApp)+"; config key store_app)")
 	fs.String(KeyScratch, "", "root of the per-session scratch workspaces ($"+EnvVar(KeyScratch)+"; default $XDG_DATA_HOME/agentstore/scratch)")
 	fs.String(KeyConfig, "", "YAML config file (default $XDG_CONFIG_HOME/agentstore/config.yaml, then /etc/agentstore/config.yaml)")
 	fs.StringP(KeyOutput, "o", "", "output format: table or json (default table on a terminal, json otherwise; quota report also takes wide and prometheus)")
@@ -360,6 +374,12 @@ func LoadConfig(opts LoadOptions) (*Config, error) {
 		}
 	}
 	cfg.Layout = strings.TrimSpace(v.GetString(KeyLayout))
+	if cfg.StoreApp = v.GetString(KeyStoreApp); cfg.StoreApp == "" {
+		cfg.StoreApp = adkfile.DefaultApp
+	}
+	if err := adkfile.CheckApp(cfg.StoreApp); err != nil {
+		return nil, bad(KeyStoreApp, "%v", err)
+	}
 	if cfg.Scratch = v.GetString(KeyScratch); cfg.Scratch == "" {
 		if data != "" {
 			cfg.Scratch, cfg.ScratchDefault = filepath.Join(data, "scratch"), true
@@ -543,6 +563,13 @@ func readConfigFile(path string) (map[string]any, error) {
 			msg = "want lines of key: value"
 		}
 		return nil, configErr("config file %s is not valid YAML (%s); fix it or point --config elsewhere", path, msg)
+	}
+	if val, ok := m[storeAppAlias]; ok {
+		if _, both := m[KeyStoreApp]; both {
+			return nil, configErr("config file %s sets both %s and %s; keep one", path, storeAppAlias, KeyStoreApp)
+		}
+		m[KeyStoreApp] = val
+		delete(m, storeAppAlias)
 	}
 	var unknown []string
 	for k, val := range m {

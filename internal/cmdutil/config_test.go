@@ -13,7 +13,7 @@ import (
 
 // clearEnv empties every AGENTSTORE_* variable for the test.
 func clearEnv(t *testing.T) {
-	for _, k := range []string{KeyStore, KeyScratch, KeyConfig, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat} {
+	for _, k := range []string{KeyStore, KeyStoreApp, KeyScratch, KeyConfig, KeyOutput, KeyNoColor, KeyTimeout, KeyVerbose, KeyLogFormat} {
 		t.Setenv(EnvVar(k), "")
 	}
 }
@@ -62,7 +62,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Output: OutputJSON, LogFormat: LogText,
+	want := Config{Output: OutputJSON, LogFormat: LogText, StoreApp: "default",
 		Store: "/data/agentstore/store", StoreDefault: true,
 		Scratch: "/data/agentstore/scratch", ScratchDefault: true}
 	if got := plain(cfg); !reflect.DeepEqual(got, want) {
@@ -96,7 +96,7 @@ log-format: json
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Store: "/from/file", Scratch: "/scratch/file", Output: OutputTable, NoColor: true,
+	want := Config{Store: "/from/file", StoreApp: "default", Scratch: "/scratch/file", Output: OutputTable, NoColor: true,
 		Timeout: time.Minute, Verbose: true, LogFormat: LogJSON, ConfigFile: file}
 	if got := plain(cfg); !reflect.DeepEqual(got, want) {
 		t.Errorf("from file = %+v, want %+v", *cfg, want)
@@ -302,5 +302,54 @@ func TestConfigFileMessages(t *testing.T) {
 		if err != nil && (strings.Contains(err.Error(), "While parsing") || strings.Contains(err.Error(), ": yaml:")) {
 			t.Errorf("%q: internal prefix in %v", tt.yaml, err)
 		}
+	}
+}
+
+// TestConfigStoreApp: --store-app, AGENTSTORE_STORE_APP and the config
+// keys store-app and store_app, in that precedence; a value that cannot be
+// a directory name is refused, naming where it came from.
+func TestConfigStoreApp(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string // config file body, "" for none
+		env     string
+		args    []string
+		want    string
+		wantErr string // substring of the error, "" for none
+	}{
+		{name: "default", want: "default"},
+		{name: "file store_app", file: "store_app: web\n", want: "web"},
+		{name: "file store-app", file: "store-app: web\n", want: "web"},
+		{name: "env over file", file: "store_app: web\n", env: "cli", want: "cli"},
+		{name: "flag over env", env: "cli", args: []string{"--store-app", "flag"}, want: "flag"},
+		{name: "both spellings", file: "store_app: a\nstore-app: b\n", wantErr: "sets both store_app and store-app"},
+		{name: "slash in flag", args: []string{"--store-app", "a/b"}, wantErr: "invalid --store-app value"},
+		{name: "dot-dot in file", file: "store_app: ..\n", wantErr: "key store-app"},
+		{name: "slash in env", env: "x/y", wantErr: "invalid AGENTSTORE_STORE_APP value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearEnv(t)
+			var files []string
+			if tt.file != "" {
+				files = []string{writeFile(t, filepath.Join(t.TempDir(), "config.yaml"), tt.file)}
+			}
+			if tt.env != "" {
+				t.Setenv(EnvVar(KeyStoreApp), tt.env)
+			}
+			cfg, err := load(t, false, files, tt.args...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.StoreApp != tt.want {
+				t.Errorf("StoreApp %q, want %q", cfg.StoreApp, tt.want)
+			}
+		})
 	}
 }

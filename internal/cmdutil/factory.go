@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkgcs"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
@@ -57,9 +58,10 @@ type Factory struct {
 
 // NewStores returns the registry of store layouts of the command line:
 // erlang-fs (the default for new stores), erlang-fs-sharded, erlang-gcs
-// and google-adk-gcs. Adding a layout is one RegisterLayout line here.
+// google-adk-gcs and google-adk-file (its store app DefaultApp). Adding a
+// layout is one RegisterLayout line here.
 func NewStores() *artifacts.URLMux {
-	m, _ := newStores()
+	m, _ := newStores(nil)
 	return m
 }
 
@@ -75,8 +77,9 @@ func (c closers) Close() error {
 }
 
 // newStores is NewStores, also returning the GCS layouts, whose unused
-// clients Cleanup closes.
-func newStores() (*artifacts.URLMux, io.Closer) {
+// clients Cleanup closes. storeApp, when not nil, gives the store app of
+// google-adk-file stores as they are opened (--store-app).
+func newStores(storeApp func() string) (*artifacts.URLMux, io.Closer) {
 	m := &artifacts.URLMux{}
 	gcs := gcsstore.NewLayout(gcsstore.Options{})
 	m.RegisterScheme(artifacts.SchemeFile, artifacts.InspectDir)
@@ -86,6 +89,7 @@ func newStores() (*artifacts.URLMux, io.Closer) {
 	m.RegisterLayout(gcs)
 	adk := adkgcs.NewLayout(adkgcs.Options{})
 	m.RegisterLayout(adk)
+	m.RegisterLayout(adkfile.NewLayout(adkfile.LayoutOptions{App: storeApp}))
 	return m, closers{gcs, adk}
 }
 
@@ -93,8 +97,14 @@ func newStores() (*artifacts.URLMux, io.Closer) {
 // fails until SetConfig is called, a Logger built from the Config, the
 // layouts of NewStores, and OpenStore and CreateStore over them.
 func NewFactory(ios *iostreams.IOStreams) *Factory {
-	stores, gcs := newStores()
-	f := &Factory{IO: ios, Now: time.Now, Stores: stores, closers: []io.Closer{gcs}}
+	f := &Factory{IO: ios, Now: time.Now}
+	stores, gcs := newStores(func() string {
+		if cfg, err := f.Config(); err == nil {
+			return cfg.StoreApp
+		}
+		return ""
+	})
+	f.Stores, f.closers = stores, []io.Closer{gcs}
 	f.Config = func() (*Config, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()

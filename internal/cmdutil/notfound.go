@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
 )
 
 // CheckScope returns nil when scope holds at least one artifact in st, and
@@ -33,7 +34,10 @@ func CheckScope(ctx context.Context, st *artifacts.Store, scope artifacts.Scope)
 // as macOS file names and some keyboards produce), the message names it.
 func ScopeNotFound(ctx context.Context, st *artifacts.Store, scope artifacts.Scope) error {
 	msg := fmt.Sprintf("%s holds no artifacts", scope)
-	if v, ok := NormalizationVariant(ctx, st, scope); ok {
+	var adk *adkfile.Store
+	if st.As(&adk) && adk.Variant() == adkfile.VariantUsers && scope.App != adk.App() {
+		msg += fmt.Sprintf("; this store is ADK's file layout without apps/, which keeps no app: it holds the scopes of app %q only (the store app; set it with --%s or %s)", adk.App(), KeyStoreApp, storeAppAlias)
+	} else if v, ok := NormalizationVariant(ctx, st, scope); ok {
 		msg += fmt.Sprintf("; the store has %s, whose ids differ only in Unicode normalisation (stored as %s, given as %s): select it with exactly its bytes, %s",
 			v, form(v), form(scope), asciiScope(v))
 	} else {

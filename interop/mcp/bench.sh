@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 
 go build -o "$work/agentstore" "$root"
 mkdir -p "$work/store" "$work/scratch"
-dir="$(printf 'u\0s' | sha256sum | cut -c1-32)"
+dir="$(printf 'agentstore-workspace/2\0a\0u\0s' | sha256sum | cut -c1-32)"  # workspace.DirName("a", "u", "s")
 ws="$work/scratch/$dir"
 mkdir -p "$ws/list1000" "$ws/tree"
 

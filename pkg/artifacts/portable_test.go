@@ -207,6 +207,18 @@ func TestStoreUnsupportedAbilities(t *testing.T) {
 	if _, err := st.ScopeSlots(ctx); artifacts.CodeOf(err) != artifacts.CodeUnsupported || !strings.Contains(err.Error(), "narrow store") {
 		t.Errorf("ScopeSlots = %v, want unsupported naming the store", err)
 	}
+	if st.CanRepair() {
+		t.Error("CanRepair of a driver without a repair planner")
+	}
+	if _, err := st.PlanRepair(ctx, artifacts.RepairOptions{}); artifacts.CodeOf(err) != artifacts.CodeUnsupported || !strings.Contains(err.Error(), "narrow store") {
+		t.Errorf("PlanRepair = %v, want unsupported naming the store", err)
+	}
+	if _, err := st.Locate(ctx, artifacts.AppScope("a"), "p", 1); artifacts.CodeOf(err) != artifacts.CodeUnsupported {
+		t.Errorf("Locate = %v, want unsupported", err)
+	}
+	if _, err := st.Locate(ctx, artifacts.AppScope("a"), "../p", 1); artifacts.CodeOf(err) != artifacts.CodeInvalidName {
+		t.Errorf("Locate of an invalid name = %v, want invalid_name before the driver", err)
+	}
 	// OpenPayload falls back to Get for a driver that cannot open a
 	// payload by its record.
 	rec, err := st.Put(ctx, artifacts.AppScope("a"), "p", strings.NewReader("payload"), artifacts.PutOptions{})

@@ -28,6 +28,8 @@ type Reader struct {
 	remain int64 // range bytes still to yield; -1 for all
 	err    error // sticky
 	buf    *bytes.Reader
+	whole  bool        // the range is the whole payload
+	stable io.ReaderAt // random access to body's bytes, if the driver offers it
 }
 
 // NewReader wraps body, the stream of a payload described by rec.
@@ -54,7 +56,7 @@ func NewReader(rec Record, body io.ReadCloser, offset, length int64, verify bool
 	if length == -1 || offset+length > rec.Size {
 		length = rec.Size - offset
 	}
-	r := &Reader{rec: rec, body: body, closer: body, verify: verify, remain: length}
+	r := &Reader{rec: rec, body: body, closer: body, verify: verify, remain: length, whole: offset == 0 && length == rec.Size}
 	if verify {
 		r.h = sha256.New()
 		r.skip = offset
@@ -66,6 +68,42 @@ func NewReader(rec Record, body io.ReadCloser, offset, length int64, verify bool
 		}
 	}
 	return r, nil
+}
+
+// OfferReaderAt is called by a driver whose payload bytes cannot change
+// once published (a file of a layout that never rewrites a version):
+// ra reads the same bytes as the body given to NewReader, at any offset,
+// for as long as the Reader is open. VerifiedReaderAt hands it out only
+// once the Reader has verified every byte.
+func (r *Reader) OfferReaderAt(ra io.ReaderAt) { r.stable = ra }
+
+// RandomAccess reports whether VerifiedReaderAt will give random access
+// to the payload once the Reader has verified it: the Reader verifies
+// the whole payload, and it is small enough to be held in memory
+// (SmallPayloadBytes) or its driver offered unchangeable bytes
+// (OfferReaderAt).
+func (r *Reader) RandomAccess() bool {
+	return r.verify && r.whole && (r.buf != nil || r.stable != nil)
+}
+
+// VerifiedReaderAt returns random access to the payload's bytes after
+// they were all verified against the record: for a small payload, read
+// and checked whole when the Reader was opened, at once; otherwise once
+// Read has returned io.EOF (never a corruption) and only where the
+// driver offered unchangeable bytes. So a caller that needs random access
+// (a zip archive) reads the payload once to verify it and then in place,
+// instead of copying it. ok is false otherwise; the ReaderAt is valid
+// until Close.
+func (r *Reader) VerifiedReaderAt() (ra io.ReaderAt, ok bool) {
+	switch {
+	case !r.verify || !r.whole:
+		return nil, false
+	case r.buf != nil:
+		return r.buf, true // bytes.Reader.ReadAt ignores the read position
+	case r.stable != nil && r.err == io.EOF:
+		return r.stable, true
+	}
+	return nil, false
 }
 
 // Record returns the record of the version being read.

@@ -16,6 +16,12 @@ type PutOptions struct {
 type ListOptions struct {
 	Limit  int
 	Cursor string
+	// IncludeBroken asks ListVersions, of a driver that implements
+	// BrokenLister, to report the broken versions of the page in
+	// VersionPage.Broken instead of failing on the first: records that do
+	// not decode or do not belong, and (checked cheaply, by size)
+	// payloads that are missing or of the wrong size.
+	IncludeBroken bool
 }
 
 // NameEntry is one name in a NamePage: the name and its latest record.
@@ -41,6 +47,11 @@ type VersionPage struct {
 	Items []Record
 	// NextCursor is the cursor of the next page, empty after the last page.
 	NextCursor string
+	// Broken lists the page's broken versions, with ListOptions.
+	// IncludeBroken only: a version whose record decodes but whose payload
+	// is missing or of the wrong size is in Items too; one whose record
+	// does not decode is only here.
+	Broken []BrokenVersion
 }
 
 // SelectorKind names what a Delete removes.
@@ -88,10 +99,9 @@ type Capabilities struct {
 	// store as a whole has no scope ceiling.
 	ScopeCeilingPerShard bool
 
-	// NoCeilings is true when the layout keeps no lifetime ceilings (no
-	// slots or reservations that deletion never gives back: the Google ADK
-	// layouts). MaxScanEntries and the capacities derived from it then
-	// bound nothing, and quota reports say so instead of measuring them.
+	// NoCeilings is true when the layout has no lifetime ceilings (Google
+	// ADK's layouts): MaxScanEntries then bounds nothing, and quota
+	// reports no scope, name or reservation capacity.
 	NoCeilings bool
 
 	// ScopeKinds lists the scope kinds the layout can hold; nil means all
@@ -172,4 +182,8 @@ type Problem struct {
 	// or CodeForeign (an object or file the layout does not explain: Path
 	// names it and Version is meaningless).
 	Code Code `json:"code,omitempty"`
+	// NextCommand, when the layout knows one, is the command that fixes
+	// the problem (fs repair for a version a killed writer left
+	// half-written, say); empty otherwise.
+	NextCommand string `json:"next_command,omitempty"`
 }

@@ -144,6 +144,10 @@ type StoreUsage struct {
 	// PerShard is true when ScopeCapacity bounds each shard rather than
 	// the store (artifacts.Capabilities.ScopeCeilingPerShard).
 	PerShard bool `json:"per_shard,omitempty"`
+	// NoCeilings is true when the layout has no lifetime ceilings
+	// (artifacts.Capabilities.NoCeilings): every capacity is then 0 and
+	// no usage is judged against the thresholds.
+	NoCeilings bool `json:"no_ceilings,omitempty"`
 	// ScopeCapacity is MaxScanEntries/2.
 	ScopeCapacity int `json:"scope_capacity"`
 	// ScopeSlots is the number of scope slot files, -1 when the store has
@@ -176,11 +180,9 @@ type StoreUsage struct {
 	// Foreign counts the objects or files in the store's namespace that
 	// are not part of its layout (artifacts.CodeForeign): skipped.
 	Foreign int `json:"foreign"`
-	// NoCeilings is true when the layout keeps no lifetime ceilings
-	// (artifacts.Capabilities.NoCeilings): the capacities are then 0, no
-	// usage is measured against them, and Note says so.
-	NoCeilings bool   `json:"no_ceilings,omitempty"`
-	Note       string `json:"note,omitempty"`
+	// Note says, for a layout without lifetime ceilings (NoCeilings), that
+	// no capacity is measured.
+	Note string `json:"note,omitempty"`
 	// UnreadableCode is permission_denied or io_error when Unreadable > 0.
 	UnreadableCode artifacts.Code `json:"-"`
 }
@@ -306,11 +308,16 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		opts.WarnPercent = DefaultWarnPercent
 	}
 	caps := st.Capabilities()
+	if caps.NoCeilings {
+		// Every capacity is 0: nothing is used of one, nothing warns.
+		caps.MaxScanEntries = 0
+	}
 	r := &Report{
 		Store: StoreUsage{
 			Adapter:             caps.Name,
 			Layout:              caps.Layout,
 			PerShard:            caps.ScopeCeilingPerShard,
+			NoCeilings:          caps.NoCeilings,
 			ScopeCapacity:       caps.ScopeCapacity(),
 			MaxScanEntries:      caps.MaxScanEntries,
 			NameCapacity:        caps.NameCapacity(),
@@ -333,8 +340,6 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 	var versionsSeen, bytesSeen int64
 	found := false
 	if caps.NoCeilings {
-		r.Store.ScopeCapacity, r.Store.MaxScanEntries, r.Store.NameCapacity, r.Store.ReservationCapacity = 0, 0, 0, 0
-		r.Store.NoCeilings = true
 		r.Store.Note = NoCeilingsNote(caps.Layout)
 	}
 	err := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
@@ -587,12 +592,6 @@ func scopeRow(u artifacts.ScopeUsage, caps artifacts.Capabilities) ScopeUsage {
 		row.FullestName = &FullestName{Name: fullest.Name, Hash: fullest.Hash, Reservations: fullest.Reservations, Capacity: capacity, UsagePercent: round2(resPct)}
 		if resPct > namePct {
 			row.BindingLimit, row.pct = LimitReservations, resPct
-		}
-	}
-	if caps.NoCeilings {
-		row.NameCapacity, row.BindingLimit, row.pct = 0, "", 0
-		if row.FullestName != nil {
-			row.FullestName.Capacity, row.FullestName.UsagePercent = 0, 0
 		}
 	}
 	row.UsagePercent = round2(row.pct)

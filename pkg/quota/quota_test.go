@@ -271,7 +271,7 @@ func TestJSONShape(t *testing.T) {
 			t.Errorf("workspace lacks %s", k)
 		}
 	}
-	if ws["bytes"] != 5.0 || ws["files"] != 1.0 || ws["usage_percent"] != 50.0 || ws["binding_limit"] != "bytes" || ws["over"] != true || ws["dir"] != workspace.DirName("user-42", "session-7") {
+	if ws["bytes"] != 5.0 || ws["files"] != 1.0 || ws["usage_percent"] != 50.0 || ws["binding_limit"] != "bytes" || ws["over"] != true || ws["dir"] != workspace.DirName("demo-a", "user-42", "session-7") {
 		t.Errorf("workspace row %v", ws)
 	}
 	if r.Over != 1 {

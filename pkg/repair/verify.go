@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -78,6 +77,9 @@ type VerifyReport struct {
 	ForeignItems []CorruptItem `json:"foreign_items"`
 }
 
+// verifyBatch is the most versions handed to a verify worker at once.
+const verifyBatch = 32
+
 type verifyJob struct {
 	scope artifacts.Scope
 	rec   artifacts.Record
@@ -112,6 +114,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		wantHash = opts.Scope.Hash()
 	}
 
+	canBroken, firstVersion := st.CanListBroken(), st.Capabilities().FirstVersion
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -131,12 +134,13 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		mu.Unlock()
 		cancel()
 	}
-	// add files a problem under corrupt or unreadable by its code; only a
-	// corrupt version whose record decodes gets the command that deletes
-	// it (artifacts delete plans from the record: for one that does not
-	// decode the command would fail).
-	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool) {
-		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code}
+	// add files a problem under corrupt or unreadable by its code; a
+	// corrupt version gets the command that deletes it (unless the layout
+	// gave one, next) when its record decodes (artifacts delete plans from
+	// the record) or when the store can plan a broken version bound to its
+	// files (BrokenLister).
+	add := func(scope *artifacts.Scope, name string, version int64, path, reason string, code artifacts.Code, decodes bool, next string) {
+		it := CorruptItem{Scope: scope, Name: name, Version: version, Path: path, Reason: reason, Code: code, NextCommand: next}
 		mu.Lock()
 		defer mu.Unlock()
 		if code == artifacts.CodePermission || code == artifacts.CodeIO {
@@ -147,40 +151,61 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 			foreign = append(foreign, it)
 			return
 		}
-		if code == artifacts.CodeCorrupt && decodes && scope != nil && name != "" && version > 0 {
+		if code == artifacts.CodeCorrupt && (decodes || canBroken && version >= firstVersion) && scope != nil && name != "" && version >= 0 && next == "" {
 			it.NextCommand = DeleteCommand(opts.StoreArg, *scope, name, version)
 		}
 		corrupt = append(corrupt, it)
 	}
-	jobs := make(chan verifyJob, 256)
+	check := func(j verifyJob) {
+		n, err := readVerified(ctx, st, j)
+		bytes.Add(n)
+		c := checked.Add(1)
+		if opts.Progress != nil {
+			opts.Progress(c, bytes.Load())
+		}
+		switch code := artifacts.CodeOf(err); {
+		case err == nil:
+		case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
+			code == artifacts.CodePermission, code == artifacts.CodeIO:
+			scope := j.scope
+			add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true, "")
+		case code == artifacts.CodeNotFound:
+			checked.Add(-1) // deleted since the walk
+		default:
+			fail(err)
+		}
+	}
+	// Versions go to the workers in batches (at most verifyBatch): a
+	// hand-off per version costs the scheduler more than opening and
+	// hashing a small payload. At most 4*Workers batches wait.
+	jobs := make(chan []verifyJob, 4*opts.Workers)
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				n, err := readVerified(ctx, st, j)
-				bytes.Add(n)
-				c := checked.Add(1)
-				if opts.Progress != nil {
-					opts.Progress(c, bytes.Load())
-				}
-				switch code := artifacts.CodeOf(err); {
-				case err == nil:
-				case code == artifacts.CodeCorrupt, code == artifacts.CodeUnsafeStore,
-					code == artifacts.CodePermission, code == artifacts.CodeIO:
-					scope := j.scope
-					add(&scope, j.rec.Name, j.rec.Version, "", reasonOf(err), code, true)
-				case code == artifacts.CodeNotFound:
-					checked.Add(-1) // deleted since the walk
-				default:
-					fail(err)
+			for batch := range jobs {
+				for _, j := range batch {
+					if ctx.Err() != nil {
+						break
+					}
+					check(j)
 				}
 			}
 		}()
+	}
+	batch := make([]verifyJob, 0, verifyBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		select {
+		case jobs <- batch:
+			batch = make([]verifyJob, 0, verifyBatch)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	walkErr := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		if wantHash != "" && u.Hash != wantHash {
@@ -211,7 +236,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				if code == "" {
 					code = artifacts.CodeCorrupt
 				}
-				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version])
+				add(scope, n.Name, p.Version, p.Path, p.Reason, code, decodes[p.Version], p.NextCommand)
 			}
 			rep.Versions += int64(len(n.Records))
 			for _, rec := range n.Records {
@@ -221,15 +246,19 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 				if !picked(opts.Seed, opts.Sample, u.Hash, n.Hash, rec.Version) {
 					continue
 				}
-				select {
-				case jobs <- verifyJob{scope: rec.Scope, rec: rec}:
-				case <-ctx.Done():
-					return ctx.Err()
+				batch = append(batch, verifyJob{scope: rec.Scope, rec: rec})
+				if len(batch) == verifyBatch {
+					if err := flush(); err != nil {
+						return err
+					}
 				}
 			}
 		}
-		return nil
+		return flush()
 	})
+	if walkErr == nil {
+		walkErr = flush()
+	}
 	close(jobs)
 	wg.Wait()
 	rep.Checked, rep.Bytes = checked.Load(), bytes.Load()
@@ -317,13 +346,4 @@ func compareItems(a, b CorruptItem) int {
 		return int(min(max(a.Version-b.Version, -1), 1))
 	}
 	return strings.Compare(a.Path, b.Path)
-}
-
-// String formats an item for a log line.
-func (c CorruptItem) String() string {
-	who := c.Path
-	if c.Scope != nil && c.Name != "" {
-		who = fmt.Sprintf("%s %q v%d", c.Scope, c.Name, c.Version)
-	}
-	return who + ": " + c.Reason
 }

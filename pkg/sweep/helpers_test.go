@@ -56,7 +56,7 @@ func writeIndex(t testing.TB, dir string, scope artifacts.Scope, last time.Time)
 // for every third one). It returns the directory's name.
 func makeWorkspace(t testing.TB, scratch string, scope artifacts.Scope, last time.Time, nfiles int) string {
 	t.Helper()
-	name := workspace.DirName(scope.User, scope.Session)
+	name := workspace.DirName(scope.App, scope.User, scope.Session)
 	dir := filepath.Join(scratch, name)
 	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o700); err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func hydrateTree(t testing.TB, st *artifacts.Store, scope artifacts.Scope, versi
 	if res.Version != version {
 		t.Fatalf("hydrated v%d, want v%d", res.Version, version)
 	}
-	return treeOf(t, filepath.Join(scratch, workspace.DirName(scope.User, scope.Session)))
+	return treeOf(t, filepath.Join(scratch, workspace.DirName(scope.App, scope.User, scope.Session)))
 }
 
 // readVersion reads a version through the verifying Reader to its end.

@@ -43,7 +43,7 @@ func populate(tb testing.TB, scratch string, n int) *population {
 				firstIdle = d
 			}
 		case i%101 == 7 && firstIdle != "":
-			d := workspace.DirName("forged", sc.Session)
+			d := workspace.DirName(sc.App, "forged", sc.Session)
 			must(tb, os.Mkdir(filepath.Join(scratch, d), 0o700))
 			b, err := os.ReadFile(filepath.Join(scratch, firstIdle, workspace.IndexName))
 			must(tb, err)

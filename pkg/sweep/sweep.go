@@ -87,6 +87,12 @@ const (
 // devices): removing it would lose them.
 const CodeUnsnapshottable = "unsnapshottable"
 
+// CodeUnboundApp is Item.Code of a directory under the name earlier
+// versions gave a session (workspace.LegacyDirName) whose app nothing
+// confirms: the sweep never removes it (Skipped). One the store confirms
+// is kept by a dry run and migrated by a real sweep.
+const CodeUnboundApp = "unbound_app"
+
 // MinIdle is the smallest --idle the command line accepts without
 // --force: a shorter one sweeps sessions in the middle of their work.
 const MinIdle = 5 * time.Minute
@@ -207,6 +213,13 @@ type sweeper struct {
 	root    *os.Root
 	inspect *workspace.Manager // without a store: Inspect does no store lookups
 	snap    *workspace.Manager // with the store; nil without one
+	migrate bool               // a real sweep with a store: legacy directories the store confirms are migrated
+	// anyIdle makes every workspace a candidate, however recently used
+	// (ws delete: the session has ended).
+	anyIdle bool
+	// planID is the confirmed plan recorded in a discard's marker when
+	// the confirmation is not a sweep's (ws delete).
+	planID string
 }
 
 // entry is one planned entry.
@@ -315,6 +328,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if names, aside, err = s.list(); err != nil {
 			return nil, err
 		}
+		s.migrate = true
 		if entries, err = s.plan(ctx, names); err != nil {
 			return nil, err
 		}
@@ -469,6 +483,9 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 	case info.State == workspace.StateBadIndex:
 		it.Decision, it.Reason = Skipped, "bad index ("+info.Problem+"); never removed"
 		return e
+	case info.State == workspace.StateLegacy:
+		s.legacy(ctx, info, it)
+		return e
 	case info.State == workspace.StateSymlink:
 		it.Decision, it.Reason = Skipped, "a symbolic link (never followed); never removed"
 		return e
@@ -476,7 +493,7 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 		it.Decision, it.Reason = Skipped, "not a directory: "+info.Problem+"; never removed"
 		return e
 	}
-	if info.Idle <= s.opts.Idle {
+	if !s.anyIdle && info.Idle <= s.opts.Idle {
 		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s", FormatIdle(info.Idle), FormatIdle(s.opts.Idle))
 		return e
 	}
@@ -494,7 +511,7 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 	e.fp = fp
 	it.Bytes, it.Files, it.LastAccess = fp.Bytes, fp.Files, fp.LastUse().UTC()
 	it.Idle = max(s.now.Sub(it.LastAccess), 0)
-	if it.Idle <= s.opts.Idle {
+	if !s.anyIdle && it.Idle <= s.opts.Idle {
 		it.Decision, it.Reason = Kept, fmt.Sprintf("idle for %s, not longer than --idle %s (touched while planning)", FormatIdle(it.Idle), FormatIdle(s.opts.Idle))
 		return e
 	}
@@ -504,6 +521,42 @@ func (s *sweeper) planOne(ctx context.Context, name string) *entry {
 	}
 	e.cand = true
 	return e
+}
+
+// legacy decides on a directory from before app-bound names: a real sweep
+// with a store migrates it when the store confirms its app (it is swept
+// under its new name from the next run); a dry run says it would; any
+// other is kept away from and reported.
+func (s *sweeper) legacy(ctx context.Context, info workspace.Info, it *Item) {
+	it.Code, it.Decision, it.Reason = CodeUnboundApp, Skipped, info.Problem
+	if s.snap == nil {
+		return
+	}
+	// Inspect again with the store, which confirms the app or says why not.
+	info, err := s.snap.Inspect(ctx, info.Dir)
+	switch {
+	case err != nil:
+		it.Reason = "cannot inspect: " + err.Error()
+		return
+	case info.State != workspace.StateLegacy:
+		it.Decision, it.Code, it.Reason = Kept, "", "changed while being swept (now "+string(info.State)+"); not swept this run"
+		return
+	}
+	it.Reason = info.Problem
+	if info.LegacyConfirmed == 0 {
+		return
+	}
+	if !s.migrate {
+		it.Decision = Kept
+		return
+	}
+	res, err := s.snap.Migrate(ctx, info.Dir)
+	if err != nil {
+		it.Reason = "a directory from before app-bound names; migrating it failed: " + err.Error()
+		return
+	}
+	it.Code, it.Scope = "", &res.Scope
+	it.Decision, it.Reason = Kept, fmt.Sprintf("a directory from before app-bound names: its app is confirmed by snapshot v%d, so it was moved to %s; later sweeps treat it as any workspace", res.Version, res.To)
 }
 
 // unsnapshottable keeps a workspace whose snapshot would leave entries
@@ -723,6 +776,9 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 	it := &e.item
 	dir := it.Dir
 	idle := fmt.Sprintf("idle for %s", FormatIdle(it.Idle))
+	if s.anyIdle {
+		idle = fmt.Sprintf("the session has ended (idle for %s)", FormatIdle(it.Idle))
+	}
 	skip := func(format string, args ...any) {
 		it.Decision, it.Reason = Skipped, fmt.Sprintf(format, args...)
 	}
@@ -767,6 +823,7 @@ func (s *sweeper) removeOne(ctx context.Context, e *entry) {
 	fp2 := fp1
 	if s.opts.Discard {
 		m.Mode = modeDiscard
+		m.PlanID = s.planID
 		if s.opts.Confirm != nil {
 			m.PlanID = s.opts.Confirm.PlanID
 		}

@@ -44,7 +44,7 @@ func newMixed(t *testing.T) *mixed {
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(m.scratch, "forged", workspace.IndexName), b, 0o600))
 	// forged under a DirName-shaped name too.
-	other := workspace.DirName("x", "y")
+	other := workspace.DirName("x", "y", "z")
 	must(t, os.MkdirAll(filepath.Join(m.scratch, other), 0o700))
 	must(t, os.WriteFile(filepath.Join(m.scratch, other, workspace.IndexName), b, 0o600))
 	must(t, os.MkdirAll(filepath.Join(m.scratch, "bare", "sub"), 0o700))
@@ -81,7 +81,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	items := byDir(rep)
 	want := map[string]Decision{
 		m.d1: WouldRemove, m.d2: WouldRemove, m.act: Kept, m.futur: Kept,
-		"forged": Skipped, workspace.DirName("x", "y"): Skipped, "bare": Skipped, "link": Skipped, "plainfile": Skipped,
+		"forged": Skipped, workspace.DirName("x", "y", "z"): Skipped, "bare": Skipped, "link": Skipped, "plainfile": Skipped,
 		workspace.ReservedPrefix + "hydrate-0123.zip": Kept,
 	}
 	for d, dec := range want {
@@ -115,7 +115,7 @@ func TestSweepRemovesIdleWithVerifiedSnapshots(t *testing.T) {
 	rep := run(t, Options{Scratch: m.scratch, Store: artifacts.NewStore(st), Idle: 24 * time.Hour})
 	items := byDir(rep)
 	for _, sc := range []artifacts.Scope{m.idle1, m.idle2} {
-		d := workspace.DirName(sc.User, sc.Session)
+		d := workspace.DirName(sc.App, sc.User, sc.Session)
 		it := items[d]
 		if it.Decision != Removed || it.SnapshotVersion != 1 {
 			t.Fatalf("%s: %s v%d (%s)", d, it.Decision, it.SnapshotVersion, it.Reason)

@@ -158,7 +158,10 @@ func readMarker(root *os.Root, name, dir string) (marker, error) {
 	if m.Format != markerFormat || m.Dir != dir {
 		return marker{}, fmt.Errorf("marker %s is for %q (format %q), not for %s", name, m.Dir, m.Format, dir)
 	}
-	if err := m.Scope.Validate(); err != nil || workspace.DirName(m.Scope.User, m.Scope.Session) != dir {
+	// A sweep of an earlier version wrote markers for directories under
+	// their legacy names; the marker is the sweep's own record, so its
+	// scope is trusted for either name.
+	if err := m.Scope.Validate(); err != nil || (workspace.DirName(m.Scope.App, m.Scope.User, m.Scope.Session) != dir && workspace.LegacyDirName(m.Scope.User, m.Scope.Session) != dir) {
 		return marker{}, fmt.Errorf("marker %s names a scope that does not hash to %s", name, dir)
 	}
 	switch m.Mode {

@@ -56,7 +56,7 @@ func benchScratch(b *testing.B, sz benchSize) string {
 		benchBase = d
 	}
 	scratch := filepath.Join(benchBase, fmt.Sprintf("scratch-%d-%d", sz.files, sz.bytes))
-	if err := bench.GenTree(filepath.Join(scratch, DirName(benchScope.User, benchScope.Session)), sz.files, sz.bytes); err != nil {
+	if err := bench.GenTree(filepath.Join(scratch, DirName(benchScope.App, benchScope.User, benchScope.Session)), sz.files, sz.bytes); err != nil {
 		b.Fatal(err)
 	}
 	benchTrees[sz] = scratch
@@ -119,7 +119,7 @@ func treeBytes(b *testing.B, scratch string) int64 {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	info, err := m.Inspect(context.Background(), DirName(benchScope.User, benchScope.Session))
+	info, err := m.Inspect(context.Background(), DirName(benchScope.App, benchScope.User, benchScope.Session))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func BenchmarkHydrate(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer m.Close()
-		dir := filepath.Join(target, DirName(benchScope.User, benchScope.Session))
+		dir := filepath.Join(target, DirName(benchScope.App, benchScope.User, benchScope.Session))
 		b.SetBytes(res.Bytes)
 		var peak uint64
 		b.ResetTimer()

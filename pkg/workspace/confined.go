@@ -388,8 +388,9 @@ func (w *Workspace) List(name string) ([]fs.FileInfo, error) {
 
 // Write replaces (or creates) the file name with data, atomically: the
 // bytes are charged to the quota first, written to a temporary file in the
-// same directory, fsynced and renamed into place. Missing parent
-// directories are created. A refused write writes nothing.
+// same directory (fsynced when Options.Durable is set) and renamed into
+// place. Missing parent directories are created. A refused write writes
+// nothing.
 func (w *Workspace) Write(ctx context.Context, name string, data []byte) error {
 	_, err := w.write(ctx, "workspace write", name, nil, data)
 	return err
@@ -467,7 +468,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 	} else {
 		written, werr = w.copyCharged(f, r, old, op, name)
 	}
-	if werr == nil {
+	if werr == nil && w.m.opts.Durable {
 		werr = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {

@@ -5,8 +5,12 @@
 //
 // A [Manager] owns a scratch root, an optional read-only reference root and
 // an [*artifacts.Store]. A session's directory under the scratch root is
-// named by [DirName]: the first 32 hex characters of SHA-256 over
-// user + "\x00" + session, created 0700; ids never reach a path. Inside it
+// named by [DirName]: the first 32 hex characters of SHA-256 over a tag,
+// the app, the user and the session, created 0700; ids never reach a path,
+// and the app is bound to the directory (an index naming another app is
+// refused). A directory named by an earlier version from the user and
+// session alone ([LegacyDirName]) is migrated only when the store confirms
+// its app ([Manager.Migrate]). Inside it
 // the manager keeps an index record ([IndexName], see [Index]) naming the
 // session and its last access; only the manager writes it, atomically.
 //

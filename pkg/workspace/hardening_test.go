@@ -423,7 +423,7 @@ func TestCleanDebris(t *testing.T) {
 	now := time.Now()
 	m := newManager(t, artifacts.NewStore(st), Options{Now: func() time.Time { return now }})
 	scratch := m.Scratch()
-	busyDir, idleDir := DirName("u", "busy"), DirName("u", "idle")
+	busyDir, idleDir := DirName("a", "u", "busy"), DirName("a", "u", "idle")
 	old := now.Add(-2 * time.Hour)
 	made := map[string]bool{
 		".agentstore-hydrate-" + idleDir + "-0123456789abcdef.zip": true,  // killed
@@ -485,7 +485,7 @@ func TestCleanDebris(t *testing.T) {
 			t.Errorf("%s: gone %t, want %t", d.Name, gone, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(scratch, DirName("user-42", "ws"))); err != nil {
+	if _, err := os.Stat(filepath.Join(scratch, DirName("demo-a", "user-42", "ws"))); err != nil {
 		t.Fatalf("the workspace: %v", err)
 	}
 }

@@ -57,15 +57,41 @@ const IndexFormat = "agentstore-workspace-index/1"
 // maxIndexBytes bounds the size of an index record read from disk.
 const maxIndexBytes = 64 << 10
 
+// dirNameTag separates the hash input of DirName from that of
+// LegacyDirName, so that no scope's directory name can be another's.
+const dirNameTag = "agentstore-workspace/2\x00"
+
 // DirName returns the directory name of a session's workspace: the first 32
-// lowercase hex characters of SHA-256 over user + "\x00" + session.
-func DirName(user, session string) string {
+// lowercase hex characters of SHA-256 over "agentstore-workspace/2" + NUL +
+// app + NUL + user + NUL + session. The app is part of the name, so a
+// directory belongs to one app: an index naming another app does not hash
+// to the directory it lies in and is refused (DecodeIndex).
+func DirName(app, user, session string) string {
+	sum := sha256.Sum256([]byte(dirNameTag + app + "\x00" + user + "\x00" + session))
+	return hex.EncodeToString(sum[:16])
+}
+
+// LegacyDirName returns the directory name earlier versions gave a
+// session's workspace: the first 32 hex characters of SHA-256 over user +
+// NUL + session, without the app. Nothing binds the app of such a
+// directory to its name (its index says it, and the agent working in the
+// directory can rewrite the index), so the manager never takes the app from
+// it: see Manager.Migrate.
+func LegacyDirName(user, session string) string {
 	sum := sha256.Sum256([]byte(user + "\x00" + session))
 	return hex.EncodeToString(sum[:16])
 }
 
-// IsDirName reports whether name has the form of a DirName: 32 lowercase
-// hex characters.
+// ErrUnboundApp is wrapped by the error DecodeIndex (and ReadIndex) return
+// for an index that lies in the LegacyDirName directory of its user and
+// session: the index is well formed, but nothing binds its app to the
+// directory. The index is returned with the error, for reports and for
+// Manager.Migrate, which confirms the app with the store; it must never be
+// used to pick a scope on its own.
+var ErrUnboundApp = errors.New("the directory is named by user and session only (a name from before app-bound names), so nothing binds the app its index names")
+
+// IsDirName reports whether name has the form of a DirName (or a
+// LegacyDirName): 32 lowercase hex characters.
 func IsDirName(name string) bool {
 	if len(name) != 32 {
 		return false
@@ -136,8 +162,10 @@ func (ix Index) Scope() artifacts.Scope {
 
 // DecodeIndex decodes and checks an index record found in directory dir
 // (a DirName): the format must be IndexFormat, the scope must be valid, and
-// DirName(User, Session) must equal dir. A record that fails any check
-// must never be used to pick a scope.
+// DirName(App, User, Session) must equal dir. A record that fails any check
+// must never be used to pick a scope. A record that lies in the
+// LegacyDirName of its user and session is returned with an error wrapping
+// ErrUnboundApp.
 func DecodeIndex(b []byte, dir string) (Index, error) {
 	var ix Index
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -153,7 +181,10 @@ func DecodeIndex(b []byte, dir string) (Index, error) {
 	if err := ix.Scope().Validate(); err != nil {
 		return Index{}, fmt.Errorf("index scope: %w", err)
 	}
-	if got := DirName(ix.User, ix.Session); got != dir {
+	if got := DirName(ix.App, ix.User, ix.Session); got != dir {
+		if LegacyDirName(ix.User, ix.Session) == dir {
+			return ix, fmt.Errorf("index names app %q: %w", ix.App, ErrUnboundApp)
+		}
 		return Index{}, fmt.Errorf("index key hashes to %s, not to its directory %s", got, dir)
 	}
 	return ix, nil
@@ -168,9 +199,9 @@ func readIndex(root *os.Root, dir string) (Index, error) {
 // ReadIndex reads and decodes the index record at the top of root, the
 // workspace directory dir opened as a root: a regular file (never a
 // symbolic link, never waited on), opened as the very file examined, at
-// most 64 KiB, whose key must hash to dir. It returns the file's
-// information too, so that a caller (the sweep) can tell later whether the
-// index was rewritten.
+// most 64 KiB, whose key must hash to dir (see DecodeIndex, also for
+// ErrUnboundApp). It returns the file's information too, so that a caller
+// (the sweep) can tell later whether the index was rewritten.
 func ReadIndex(root *os.Root, dir string) (Index, fs.FileInfo, error) {
 	fi, err := root.Lstat(IndexName)
 	if err != nil {

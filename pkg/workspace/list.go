@@ -29,6 +29,13 @@ const (
 	StateNotADirectory State = "not_a_directory"
 	// StateSymlink: a symbolic link (never followed).
 	StateSymlink State = "symlink"
+	// StateLegacy: a directory under the name earlier versions gave a
+	// session (LegacyDirName: user and session, no app) whose index
+	// decodes. Nothing binds the app its index names, so it has no scope:
+	// the manager migrates it to its app-bound name when the store confirms
+	// the app (Manager.Migrate) and never reads it otherwise; the sweep
+	// never removes it under this name.
+	StateLegacy State = "legacy"
 )
 
 // Info describes one entry of the scratch root.
@@ -40,6 +47,13 @@ type Info struct {
 	// Index is the decoded index when State is StateOK, else nil. Only
 	// then does the entry have a scope.
 	Index *Index
+	// Claimed is the index of a StateLegacy entry: what it claims, which
+	// nothing confirms unless LegacyConfirmed is set.
+	Claimed *Index
+	// LegacyConfirmed is the snapshot version that confirms the app of a
+	// StateLegacy entry (Manager.ConfirmLegacy); 0 when it is unconfirmed
+	// or the manager has no store.
+	LegacyConfirmed int64
 	// Problem says why the state is not StateOK.
 	Problem string
 	// Mode is the entry's type and permissions (Lstat).
@@ -162,6 +176,9 @@ func (m *Manager) Inspect(ctx context.Context, name string) (Info, error) {
 		info.LastAccess, info.IndexAccess = ix.LastAccess.UTC(), ix.LastAccess.UTC()
 	case errors.Is(err, fs.ErrNotExist):
 		info.State, info.Problem = StateNoIndex, "no index record"
+	case errors.Is(err, ErrUnboundApp):
+		info.State, info.Claimed = StateLegacy, &ix
+		info.Problem = m.legacyProblem(ctx, ix, &info)
 	default:
 		info.State, info.Problem = StateBadIndex, err.Error()
 	}

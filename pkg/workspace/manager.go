@@ -55,6 +55,14 @@ type Options struct {
 	Limits zipsafe.Limits
 	// Level is the Deflate level of snapshots (zero: zipsafe.DefaultLevel).
 	Level int
+	// Durable makes every confined write fsync the file before renaming
+	// it into place, so that it survives a crash of the machine. Without
+	// it a write is still atomic (a reader sees the old file or the new
+	// one, never a mix) but a crash may lose the latest writes: the
+	// scratch directory is a cache, and the durable copy of a workspace is
+	// its snapshot in the store (SnapshotOnWrite publishes one before a
+	// write returns).
+	Durable bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -275,9 +283,12 @@ func (w *Workspace) afterChange(ctx context.Context) error {
 // Open returns the workspace of a session scope, setting it up on first
 // touch: when the scratch root has no directory for the session, the
 // latest snapshot is hydrated into a new one (or an empty one is created
-// when there is no snapshot), and the index is written. An existing
-// directory whose index is missing or does not decode gets a new index; one
-// whose index names another app is refused with CodeConflict.
+// when there is no snapshot), and the index is written. The directory's
+// name (DirName) hashes the app, user and session, so it is the session's
+// alone; an index in it naming anything else is replaced. A directory of
+// the session under its legacy name (LegacyDirName, from before app-bound
+// names) is migrated first when the store confirms its app (Migrate);
+// otherwise it is never read, and the session is set up without it.
 func (m *Manager) Open(ctx context.Context, scope artifacts.Scope) (*Workspace, error) {
 	return m.workspace(ctx, scope, true)
 }
@@ -300,7 +311,7 @@ func (m *Manager) workspace(ctx context.Context, scope artifacts.Scope, create b
 	if err := checkSession(op, scope); err != nil {
 		return nil, err
 	}
-	dir := DirName(scope.User, scope.Session)
+	dir := DirName(scope.App, scope.User, scope.Session)
 	m.mu.Lock()
 	w := m.open[dir]
 	if w == nil {
@@ -341,6 +352,19 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 	m := w.m
 	now := m.opts.Now().UTC()
 	fi, err := m.root.Lstat(w.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A directory from before app-bound names moves to its new name
+		// when the store confirms its app; any other is never read.
+		var adopted bool
+		if adopted, err = m.adoptLegacy(ctx, w.scope); err != nil {
+			return err
+		}
+		if adopted {
+			fi, err = m.root.Lstat(w.dir)
+		} else {
+			err = fs.ErrNotExist
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !create {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -73,11 +74,11 @@ func (e *OverwriteError) Error() string {
 func (e *OverwriteError) ErrorCode() string { return CodeWouldOverwrite }
 
 // checkOverwrite returns an *OverwriteError when the tree under old holds
-// something that the archive f (n bytes, the version rec) does not and no
+// something that the archive src (n bytes, the version rec) does not and no
 // snapshot recorded in old's index holds either.
-func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifacts.Scope, f *os.File, n int64, rec artifacts.Record) error {
+func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifacts.Scope, src io.ReaderAt, n int64, rec artifacts.Record) error {
 	const op = "workspace hydrate"
-	dir := DirName(scope.User, scope.Session)
+	dir := DirName(scope.App, scope.User, scope.Session)
 	sc, err := scanTree(old)
 	if err != nil {
 		return osError(op, &scope, dir, err)
@@ -111,7 +112,7 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 		}
 		return e
 	}
-	zr, err := zip.NewReader(f, n)
+	zr, err := zip.NewReader(src, n)
 	if err != nil {
 		return artifacts.Errorf(artifacts.CodeCorrupt, op, err, "the archive does not open").With(scope, SnapshotName, rec.Version)
 	}

@@ -116,11 +116,15 @@ var errSnapshotAborted = errors.New("snapshot aborted: the store stopped reading
 // index it records the version and the tree's state in it.
 func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
 	const op = "workspace snapshot"
+	if ix == nil {
+		// Nothing to compare with and nowhere to record the state: no walk.
+		return m.putSnapshot(ctx, root, scope, opts)
+	}
 	before, err := scanTree(root)
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, ".", err)
 	}
-	if ix != nil && ix.TreeState == before.State && ix.Snapshotted() {
+	if ix.TreeState == before.State && ix.Snapshotted() {
 		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, artifacts.Latest)
 		switch {
 		case err == nil && ix.IsSnapshot(rec):
@@ -137,17 +141,15 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 	if err != nil {
 		return res, err
 	}
-	if ix != nil {
-		nix := *ix
-		nix.setSnapshot(res.Record)
-		// The state is recorded only when the tree did not change while it
-		// was archived, so that an equal state later means this version.
-		if after, err := scanTree(root); err == nil && after.State == before.State {
-			nix.TreeState = before.State
-		}
-		if writeIndex(root, nix) == nil {
-			*ix = nix
-		}
+	nix := *ix
+	nix.setSnapshot(res.Record)
+	// The state is recorded only when the tree did not change while it
+	// was archived, so that an equal state later means this version.
+	if after, err := scanTree(root); err == nil && after.State == before.State {
+		nix.TreeState = before.State
+	}
+	if writeIndex(root, nix) == nil {
+		*ix = nix
 	}
 	return res, nil
 }
@@ -157,13 +159,15 @@ func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifact
 	const op = "workspace snapshot"
 	pr, pw := io.Pipe()
 	var omitted []Omission
-	exclude := func(rel string) bool {
+	// Entries are typed as their directory lists them (no system call per
+	// entry); one that turns out to be of another type when it is opened
+	// fails the snapshot instead of being archived.
+	exclude := func(rel string, d fs.DirEntry) bool {
 		if IsReserved(rel) {
 			return true
 		}
-		fi, err := root.Lstat(rel)
-		if err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
-			omitted = append(omitted, Omission{Path: rel, Kind: EntryKind(fi.Mode())})
+		if t := d.Type(); !t.IsDir() && !t.IsRegular() {
+			omitted = append(omitted, Omission{Path: rel, Kind: EntryKind(t)})
 			return true
 		}
 		return false
@@ -243,12 +247,17 @@ func (w *Workspace) Hydrate(ctx context.Context, version int64, opts HydrateOpti
 	return w.hydrateLocked(ctx, version, opts)
 }
 
-// fetchSnapshot copies a version of the scope's snapshot from the store to
-// a new temporary file in the scratch root, named after the session's
-// directory and locked while it exists so that a sweep can tell a
-// hydration in progress from a crashed one's debris. The caller closes
-// the file and calls remove.
-func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.Scope, version int64) (f *os.File, n int64, rec artifacts.Record, remove func(), err error) {
+// fetchSnapshot gets a version of the scope's snapshot from the store,
+// verified whole against its record, for random access. Where the store
+// offers its verified bytes for random access (a payload held in memory,
+// or a file that cannot change: artifacts.Reader.VerifiedReaderAt), the
+// archive is read once to verify it and then in place; otherwise it is
+// copied, verified as it streams, into a new temporary file in the scratch
+// root. Either way a file named after the session's directory is created
+// there and locked while the hydration runs (empty when the archive is
+// read in place), so that a sweep can tell a hydration in progress from a
+// crashed one's debris. The caller calls remove when done with src.
+func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.Scope, version int64) (src io.ReaderAt, n int64, rec artifacts.Record, remove func(), err error) {
 	if version < 0 && version != artifacts.Latest {
 		return nil, 0, rec, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version %d", version)
 	}
@@ -257,8 +266,7 @@ func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.
 		return nil, 0, rec, nil, err
 	}
 	rec = rd.Record()
-	var tmpName string
-	f, tmpName, err = m.createArchive(DirName(scope.User, scope.Session))
+	f, tmpName, err := m.createArchive(DirName(scope.App, scope.User, scope.Session))
 	if err != nil {
 		rd.Close()
 		return nil, 0, rec, nil, osError(op, &scope, tmpName, err)
@@ -266,14 +274,26 @@ func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.
 	remove = func() {
 		m.root.Remove(tmpName)
 		f.Close()
+		rd.Close()
 	}
-	n, err = io.CopyBuffer(f, onlyReader{rd}, make([]byte, 256<<10))
-	rd.Close()
+	var dst io.Writer = f
+	inPlace := rd.RandomAccess()
+	if inPlace {
+		dst = io.Discard
+	}
+	n, err = io.CopyBuffer(dst, onlyReader{rd}, make([]byte, 256<<10))
 	if err == nil && n != rec.Size {
 		err = artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "read %d bytes, record says %d", n, rec.Size).With(scope, SnapshotName, rec.Version)
 	}
 	if err == nil {
 		err = artifacts.CheckContext(ctx, op)
+	}
+	src = f
+	if err == nil && inPlace {
+		var ok bool
+		if src, ok = rd.VerifiedReaderAt(); !ok {
+			err = artifacts.Errorf(artifacts.CodeIO, op, nil, "the store did not give the verified snapshot for reading in place").With(scope, SnapshotName, rec.Version)
+		}
 	}
 	if err != nil {
 		if artifacts.CodeOf(err) == artifacts.CodeUnknown {
@@ -282,7 +302,7 @@ func (m *Manager) fetchSnapshot(ctx context.Context, op string, scope artifacts.
 		remove()
 		return nil, 0, rec, nil, err
 	}
-	return f, n, rec, remove, nil
+	return src, n, rec, remove, nil
 }
 
 // createArchive creates and locks a new temporary archive for a
@@ -345,17 +365,17 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
 	}
-	f, n, rec, remove, err := m.fetchSnapshot(ctx, op, w.scope, version)
+	src, n, rec, remove, err := m.fetchSnapshot(ctx, op, w.scope, version)
 	if err != nil {
 		return HydrateResult{}, err
 	}
 	defer remove()
 	if old != nil && !opts.Force {
-		if err := m.checkOverwrite(ctx, old, w.scope, f, n, rec); err != nil {
+		if err := m.checkOverwrite(ctx, old, w.scope, src, n, rec); err != nil {
 			return HydrateResult{}, err
 		}
 	}
-	st, err := zipsafe.Extract(f, n, w.path, zipsafe.ExtractOptions{
+	st, err := zipsafe.Extract(src, n, w.path, zipsafe.ExtractOptions{
 		Limits:   m.opts.Limits,
 		Keep:     []string{IndexName},
 		Progress: opts.Progress,
@@ -463,7 +483,7 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 	if err := m.needStore(op); err != nil {
 		return SnapshotResult{}, err
 	}
-	dir := DirName(scope.User, scope.Session)
+	dir := DirName(scope.App, scope.User, scope.Session)
 	m.mu.Lock()
 	w := m.open[dir]
 	m.mu.Unlock()
@@ -471,6 +491,11 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 		return w.Snapshot(ctx, opts)
 	}
 	fi, err := m.root.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if fi, err = m.legacyFallback(ctx, scope, dir); err != nil {
+			return SnapshotResult{}, err
+		}
+	}
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, dir, err)
 	}
@@ -504,7 +529,7 @@ func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version in
 	if err := checkSession(op, scope); err != nil {
 		return HydrateResult{}, err
 	}
-	dir := DirName(scope.User, scope.Session)
+	dir := DirName(scope.App, scope.User, scope.Session)
 	m.mu.Lock()
 	w := m.open[dir]
 	if w == nil {
@@ -520,6 +545,11 @@ func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version in
 	defer w.mu.Unlock()
 	if w.closed {
 		return HydrateResult{}, fmt.Errorf("%s: the manager is closed", op)
+	}
+	if w.root == nil {
+		if _, err := m.adoptLegacy(ctx, scope); err != nil {
+			return HydrateResult{}, err
+		}
 	}
 	res, err := w.hydrateLocked(ctx, version, opts)
 	if err != nil {
@@ -561,12 +591,12 @@ func (m *Manager) HydrateTo(ctx context.Context, scope artifacts.Scope, version 
 	if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
 		return HydrateResult{}, artifacts.Errorf(artifacts.CodeNotFound, op, err, "the parent directory of %s does not exist", abs).With(scope, "", 0)
 	}
-	f, n, rec, remove, err := m.fetchSnapshot(ctx, op, scope, version)
+	src, n, rec, remove, err := m.fetchSnapshot(ctx, op, scope, version)
 	if err != nil {
 		return HydrateResult{}, err
 	}
 	defer remove()
-	st, err := zipsafe.Extract(f, n, abs, zipsafe.ExtractOptions{Limits: m.opts.Limits, Progress: opts.Progress})
+	st, err := zipsafe.Extract(src, n, abs, zipsafe.ExtractOptions{Limits: m.opts.Limits, Progress: opts.Progress})
 	if err != nil {
 		return HydrateResult{}, zipError(op, scope, err)
 	}

@@ -16,16 +16,29 @@ import (
 )
 
 func TestDirName(t *testing.T) {
-	// sha256("user-42\x00session-7")
-	got := DirName("user-42", "session-7")
-	if len(got) != 32 || !IsDirName(got) {
-		t.Fatalf("DirName = %q", got)
+	// Fixed values, computed with printf and sha256sum: the names are on
+	// disk, so they must never change.
+	for _, c := range []struct{ got, want string }{
+		{DirName("demo-a", "user-42", "session-7"), "0a6f0a1046a2b8c226b854ba3d5805a8"}, // sha256("agentstore-workspace/2\0demo-a\0user-42\0session-7")
+		{LegacyDirName("user-42", "session-7"), "f40dd1bc04bfac53104a804a80d1a153"},     // sha256("user-42\0session-7")
+	} {
+		if c.got != c.want || !IsDirName(c.got) {
+			t.Errorf("name %q, want %q", c.got, c.want)
+		}
 	}
-	if DirName("ab", "c") == DirName("a", "bc") {
-		t.Fatal("the separator does not separate")
+	distinct := []string{
+		DirName("demo-a", "user-42", "session-7"),
+		DirName("victim", "user-42", "session-7"), // the app is bound
+		DirName("demo-a", "user-42", "session-8"),
+		DirName("ab", "c", "d"), DirName("a", "bc", "d"), DirName("a", "b", "cd"), // the separator separates
+		LegacyDirName("user-42", "session-7"),
 	}
-	if DirName("user-42", "session-7") == DirName("user-42", "session-8") {
-		t.Fatal("collision")
+	seen := map[string]bool{}
+	for _, d := range distinct {
+		if seen[d] {
+			t.Errorf("collision: %s", d)
+		}
+		seen[d] = true
 	}
 }
 
@@ -191,7 +204,7 @@ func TestWorkedExample(t *testing.T) {
 	}
 	// Pod A is evicted: its directory is gone.
 	a.Close()
-	if err := os.RemoveAll(filepath.Join(scratchA, DirName(scope.User, scope.Session))); err != nil {
+	if err := os.RemoveAll(filepath.Join(scratchA, DirName(scope.App, scope.User, scope.Session))); err != nil {
 		t.Fatal(err)
 	}
 

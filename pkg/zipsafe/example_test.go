@@ -2,6 +2,7 @@ package zipsafe_test
 
 import (
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	ws, err := zipsafe.Write(archive, root, zipsafe.WriteOptions{
-		Exclude: func(rel string) bool { return rel == ".index" },
+		Exclude: func(rel string, _ fs.DirEntry) bool { return rel == ".index" },
 	})
 	if err := archive.Close(); err != nil {
 		log.Fatal(err)

@@ -353,6 +353,13 @@ type extractor struct {
 // maxWorkers bounds the files extracted at once.
 const maxWorkers = 4
 
+// smallEntries is the mean compressed entry size below which one worker
+// extracts the files: creating a file is then most of the work, and
+// creations in one directory take turns on its lock in the kernel, so
+// more workers add hand-offs and lock spinning, not speed (measured in
+// docs/performance.md). Tests of parallel extraction set it to 0.
+var smallEntries uint64 = 64 << 10
+
 // fileWriter is a file of the new tree being written.
 type fileWriter interface {
 	io.Writer
@@ -372,6 +379,13 @@ func (x *extractor) run(plan []planned) error {
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), maxWorkers, len(files))
+	var packed uint64
+	for _, p := range files {
+		packed += p.f.CompressedSize64
+	}
+	if len(files) > 0 && packed/uint64(len(files)) < smallEntries {
+		workers = 1
+	}
 	if workers <= 1 {
 		w := x.newWorker()
 		defer w.close()

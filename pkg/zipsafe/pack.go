@@ -7,7 +7,6 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
-	"os"
 	"path"
 	"runtime"
 	"strings"
@@ -80,7 +79,7 @@ type entry struct {
 	kind entryKind
 	rel  string
 	hdr  *zip.FileHeader
-	f    *os.File
+	f    *srcFile
 	size int64 // as the walk saw it
 	err  error // kindFail
 	need int64 // bytes of the budget held
@@ -145,6 +144,13 @@ func (b *budget) stop() {
 	b.mu.Unlock()
 	b.cond.Broadcast()
 }
+
+// closedDone is the done channel of entries the walk compresses itself.
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // errStopped tells the walk that the writer failed; the writer's error is
 // the one Write returns.
@@ -230,9 +236,13 @@ func (p *packer) stopped() bool {
 // errStopped, having closed every file not handed over, when the writer
 // has failed.
 func (p *packer) send(e *entry) error {
+	inline := e.kind == kindBuffered && e.size <= inlineMax
 	if e.kind == kindBuffered {
 		e.need = 2*e.size + 4<<10
-		e.done = make(chan struct{})
+		e.done = closedDone // compressed below, before anyone waits
+		if !inline {
+			e.done = make(chan struct{})
+		}
 		if !p.budget.tryAcquire(e.need) {
 			// The writer gives the budget back only for entries it has.
 			if err := p.flush(); err != nil {
@@ -248,11 +258,10 @@ func (p *packer) send(e *entry) error {
 	}
 	p.pending = append(p.pending, e)
 	switch {
-	case e.kind == kindBuffered && e.size <= inlineMax:
+	case inline:
 		if !p.stopped() {
 			p.inline = p.compress(e, p.inline)
 		}
-		close(e.done)
 	case e.kind == kindBuffered:
 		p.work <- e // workers take every entry sent until work is closed
 	}

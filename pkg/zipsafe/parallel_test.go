@@ -13,10 +13,19 @@ import (
 // TestExtractReportsEarliestFailure: files are extracted by several
 // workers, yet the error is the one of the first bad entry in archive
 // order, and the target is left as it was.
+// forceParallel makes Extract use every worker however small the
+// entries, for the rest of the test.
+func forceParallel(t *testing.T) {
+	old := smallEntries
+	smallEntries = 0
+	t.Cleanup(func() { smallEntries = old })
+}
+
 func TestExtractReportsEarliestFailure(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs 2 or more Ps for parallel extraction")
 	}
+	forceParallel(t)
 	build := func(bad map[int]string) []byte {
 		var entries []rawEntry
 		for i := range 64 {
@@ -65,6 +74,7 @@ func TestExtractReportsEarliestFailure(t *testing.T) {
 // TestExtractProgressParallel: progress counts every file once, in
 // increasing order, whichever worker extracted it.
 func TestExtractProgressParallel(t *testing.T) {
+	forceParallel(t)
 	src := t.TempDir()
 	for i := range 200 {
 		mustWrite(t, filepath.Join(src, fmt.Sprintf("d%d", i%7), fmt.Sprintf("f%03d", i)), string(textOf(1000+i)), 0o644)

@@ -8,11 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
-
-	"github.com/agentstore/agentstore/internal/osutil"
 )
 
 // Compression levels for WriteOptions.Level besides the compress/flate levels.
@@ -33,11 +32,14 @@ type WriteOptions struct {
 	// total number of file bytes read. MaxRatio is ignored.
 	Limits Limits
 	// Exclude, if set, is called with the slash-separated path relative to
-	// the root of every file and directory (directories without a trailing
-	// slash); returning true leaves it (and, for a directory, everything
+	// the root of every entry of the tree (directories without a trailing
+	// slash) and the entry as its directory lists it (Name and Type, the
+	// type the directory reports; no Lstat is made for it, so Info may
+	// fail); returning true leaves it (and, for a directory, everything
 	// below it) out of the archive. Use it to omit reserved names, e.g.
-	// func(rel string) bool { return rel == ".index" }.
-	Exclude func(rel string) bool
+	// func(rel string, _ fs.DirEntry) bool { return rel == ".index" }, or
+	// entries a zip cannot hold (by d.Type()) instead of failing on them.
+	Exclude func(rel string, d fs.DirEntry) bool
 	// Level is the Deflate level: LevelDefault (0) for DefaultLevel, 1 to 9
 	// or flate.DefaultCompression (-1) / flate.HuffmanOnly (-2) as in
 	// compress/flate, or LevelStore for no compression. Whatever the
@@ -73,9 +75,10 @@ type WriteStats struct {
 // Only regular files and directories are allowed: a symbolic link, device,
 // FIFO, socket, a name that [Extract] would refuse, or a file that changes
 // type while being read is an error naming its path. The tree is read
-// through root, so nothing outside it is ever opened, and each opened file or
-// directory is checked to be the very object that was examined, so a
-// concurrently swapped-in symbolic link is detected.
+// through root, so nothing outside it is ever opened: a file is opened
+// without following a symbolic link and its type and size taken from the
+// open file, and each directory is checked to be the very object that was
+// examined, so a concurrently swapped-in symbolic link is detected.
 //
 // Files of up to 2 MiB are read and compressed on every core at once (at
 // most 16 MiB of them in memory at a time) and written in order; larger
@@ -174,6 +177,8 @@ func joinRel(dir, name string) string {
 
 func describeType(m fs.FileMode) string {
 	switch {
+	case m.IsDir():
+		return "directory"
 	case m&fs.ModeSymlink != 0:
 		return "symbolic link"
 	case m&fs.ModeNamedPipe != 0:
@@ -200,48 +205,57 @@ func (t *treeWriter) countEntry(rel string) error {
 // walk hands the entries below dir, whose path relative to the top is rel,
 // to the packer. dirInfo is dir's own FileInfo as seen by Lstat in its
 // parent (nil at top).
+//
+// Entries are typed as the directory lists them, without an Lstat each: a
+// regular file is opened (without following a symbolic link or blocking
+// on a FIFO) and its status taken from the open descriptor, so what is
+// archived is what was examined; a directory is Lstat'ed and checked to be
+// the directory then opened.
 func (t *treeWriter) walk(dir *os.Root, rel string, dirInfo fs.FileInfo) error {
 	d, err := dir.Open(".")
 	if err != nil {
 		return wrapErr(CodeIO, rel, err)
 	}
+	defer d.Close()
 	if dirInfo != nil {
 		st, err := d.Stat()
 		if err != nil {
-			d.Close()
 			return wrapErr(CodeIO, rel, err)
 		}
 		if !os.SameFile(st, dirInfo) {
-			d.Close()
 			return newErr(CodeUnsupportedFileType, rel, "directory was replaced while being read")
 		}
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	ents, err := listDir(d)
 	if err != nil {
 		return wrapErr(CodeIO, rel, err)
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	src := newSrcDir(dir, d)
+	for _, de := range ents {
+		name := de.Name()
 		crel := joinRel(rel, name)
-		if t.opts.Exclude != nil && t.opts.Exclude(crel) {
+		if t.opts.Exclude != nil && t.opts.Exclude(crel, de) {
 			continue
 		}
-		fi, err := dir.Lstat(name)
-		if err != nil {
-			return wrapErr(CodeIO, crel, err)
-		}
-		switch {
-		case fi.IsDir():
+		switch typ := de.Type(); {
+		case typ.IsRegular():
+			if err := t.file(src, name, crel); err != nil {
+				return err
+			}
+		case typ.IsDir():
+			fi, err := dir.Lstat(name)
+			if err != nil {
+				return wrapErr(CodeIO, crel, err)
+			}
+			if !fi.IsDir() {
+				return newErr(CodeUnsupportedFileType, crel, "directory was replaced by a %s while being read", describeType(fi.Mode()))
+			}
 			if err := t.dir(dir, name, crel, fi); err != nil {
 				return err
 			}
-		case fi.Mode().IsRegular():
-			if err := t.file(dir, name, crel, fi); err != nil {
-				return err
-			}
 		default:
-			return newErr(CodeUnsupportedFileType, crel, "%s is not allowed in the tree", describeType(fi.Mode()))
+			return newErr(CodeUnsupportedFileType, crel, "%s is not allowed in the tree", describeType(typ))
 		}
 	}
 	return nil
@@ -267,34 +281,27 @@ func (t *treeWriter) dir(parent *os.Root, name, rel string, fi fs.FileInfo) erro
 	return t.walk(sub, rel, fi)
 }
 
-func (t *treeWriter) file(parent *os.Root, name, rel string, fi fs.FileInfo) error {
+func (t *treeWriter) file(dir srcDir, name, rel string) error {
 	if msg := checkName(rel, t.lim.MaxDepth); msg != "" {
 		return newErr(CodeUnsafePath, rel, "%s", msg)
 	}
 	if err := t.countEntry(rel); err != nil {
 		return err
 	}
-	// O_NONBLOCK: a FIFO swapped in after Lstat must not block the open.
-	f, err := parent.OpenFile(name, os.O_RDONLY|osutil.OpenNoFollow, 0)
+	f, st, err := dir.open(name)
+	if isSymlinkErr(err) {
+		return newErr(CodeUnsupportedFileType, rel, "file was replaced by a symbolic link while being read")
+	}
 	if err != nil {
 		return wrapErr(CodeIO, rel, err)
 	}
-	st, err := f.Stat()
-	if err != nil {
+	if !st.regular {
 		f.Close()
-		return wrapErr(CodeIO, rel, err)
+		return newErr(CodeUnsupportedFileType, rel, "file was replaced by a %s while being read", describeType(st.mode))
 	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return newErr(CodeUnsupportedFileType, rel, "%s is not allowed in the tree", describeType(st.Mode()))
-	}
-	if !os.SameFile(st, fi) {
-		f.Close()
-		return newErr(CodeUnsupportedFileType, rel, "file was replaced while being read")
-	}
-	h := &zip.FileHeader{Name: rel, Method: t.method, Modified: st.ModTime()}
-	h.SetMode(st.Mode().Perm())
-	e := &entry{kind: kindStream, rel: rel, hdr: h, f: f, size: st.Size()}
+	h := &zip.FileHeader{Name: rel, Method: t.method, Modified: st.mtime}
+	h.SetMode(st.perm)
+	e := &entry{kind: kindStream, rel: rel, hdr: h, f: f, size: st.size}
 	if t.method == zip.Deflate && e.size <= bufferedMax {
 		e.kind = kindBuffered
 	}

@@ -3,6 +3,7 @@ package zipsafe
 import (
 	"archive/zip"
 	"bytes"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -57,7 +58,7 @@ func makeRoundTripTree(t testing.TB) string {
 func TestRoundTrip(t *testing.T) {
 	src := makeRoundTripTree(t)
 	mustWrite(t, filepath.Join(src, ".index"), "reserved\n", 0o600)
-	data, wst := writeTree(t, src, WriteOptions{Exclude: func(rel string) bool { return rel == ".index" }})
+	data, wst := writeTree(t, src, WriteOptions{Exclude: func(rel string, _ fs.DirEntry) bool { return rel == ".index" }})
 	os.Remove(filepath.Join(src, ".index"))
 	if wst.Files != 9 || wst.Dirs != 8 {
 		t.Errorf("WriteStats = %+v, want 9 files and 8 dirs", wst)
@@ -175,7 +176,7 @@ func TestWriteRefusesSpecialFiles(t *testing.T) {
 				t.Fatalf("error %q does not name the path", err)
 			}
 			// Excluding it makes the tree acceptable.
-			_, err = Write(&bytes.Buffer{}, openRoot(t, src), WriteOptions{Exclude: func(rel string) bool { return rel == "d/special" }})
+			_, err = Write(&bytes.Buffer{}, openRoot(t, src), WriteOptions{Exclude: func(rel string, _ fs.DirEntry) bool { return rel == "d/special" }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,5 +332,74 @@ func TestErrorFormat(t *testing.T) {
 	}
 	if CodeOf(nil) != "" || CodeOf(os.ErrInvalid) != "" || CodeOf(e) != CodeUnsafePath {
 		t.Error("CodeOf")
+	}
+}
+
+// TestWriteTypeChangedAfterListing: entries are typed as the directory
+// lists them; one replaced after the listing (here from Exclude, which
+// runs just before the entry is opened) by a symbolic link, a FIFO or a
+// file of another type fails Write naming the path: it is never followed,
+// never blocks and is never archived as what it was listed as. Exclude
+// sees the listed type.
+func TestWriteTypeChangedAfterListing(t *testing.T) {
+	cases := []struct {
+		name     string
+		entry    string // "f": a regular file; "d": a directory
+		wantType fs.FileMode
+		swap     func(t *testing.T, p string)
+		want     string
+	}{
+		{"file to symlink", "f", 0, func(t *testing.T, p string) {
+			if err := os.Symlink("/etc/passwd", p); err != nil {
+				t.Fatal(err)
+			}
+		}, "replaced by a symbolic link"},
+		{"file to fifo", "f", 0, func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "replaced by a FIFO"},
+		{"file to directory", "f", 0, func(t *testing.T, p string) {
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "replaced by a directory"},
+		{"directory to file", "d", fs.ModeDir, func(t *testing.T, p string) {
+			mustWrite(t, p, "now a file\n", 0o600)
+		}, "directory was replaced by"},
+		{"directory to symlink", "d", fs.ModeDir, func(t *testing.T, p string) {
+			if err := os.Symlink("/etc", p); err != nil {
+				t.Fatal(err)
+			}
+		}, "directory was replaced by a symbolic link"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := t.TempDir()
+			mustWrite(t, filepath.Join(src, "a.txt"), "a\n", 0o644)
+			p := filepath.Join(src, "x")
+			if c.entry == "f" {
+				mustWrite(t, p, "listed as a file\n", 0o644)
+			} else {
+				mustWrite(t, filepath.Join(p, "inner.txt"), "inner\n", 0o644)
+			}
+			var seen fs.FileMode = 1 // not a type
+			_, err := Write(&bytes.Buffer{}, openRoot(t, src), WriteOptions{Exclude: func(rel string, d fs.DirEntry) bool {
+				if rel == "x" {
+					seen = d.Type()
+					if err := os.RemoveAll(p); err != nil {
+						t.Fatal(err)
+					}
+					c.swap(t, p)
+				}
+				return false
+			}})
+			if seen != c.wantType {
+				t.Errorf("Exclude saw type %v, want %v", seen, c.wantType)
+			}
+			if CodeOf(err) != CodeUnsupportedFileType || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %s naming \"x\" and saying %q", err, CodeUnsupportedFileType, c.want)
+			}
+		})
 	}
 }

@@ -78,4 +78,3 @@ func BenchmarkQuotaReport(b *testing.B) {
 	}
 	b.ReportMetric(float64(cnt.n.Load())/float64(b.N), "requests/op")
 }
-

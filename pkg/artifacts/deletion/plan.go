@@ -64,7 +64,14 @@ type PlanVersion struct {
 	Size    int64  `json:"size"`
 	Digest  string `json:"digest"`
 	Token   string `json:"token,omitempty"`
+	// State is StateCorrupt for a version whose record does not decode:
+	// Size and Digest are then those of its record file, and Token binds
+	// its files' sizes and modification times (artifacts.BrokenVersion).
+	State string `json:"state,omitempty"`
 }
+
+// StateCorrupt is the PlanVersion.State of a broken version.
+const StateCorrupt = "corrupt"
 
 // Ref returns the version as an artifacts.VersionRef.
 func (v PlanVersion) Ref() artifacts.VersionRef {
@@ -174,6 +181,15 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 			v = artifacts.Latest
 		}
 		r, err := st.Stat(ctx, scope, name, v)
+		if artifacts.CodeOf(err) == artifacts.CodeCorrupt && sel.Kind == artifacts.SelectVersion && st.CanListBroken() {
+			// A record that does not decode: plan the version bound to
+			// its files, so that it can still be deleted.
+			b, berr := st.BrokenVersionAt(ctx, scope, name, v)
+			if berr == nil && b.Record == nil {
+				body.Versions = append(body.Versions, PlanVersion{Version: v, Size: b.Ref.Size, Digest: b.Ref.Digest, Token: b.Ref.Token, State: StateCorrupt})
+				break
+			}
+		}
 		if err != nil {
 			return Plan{}, err
 		}
@@ -199,29 +215,66 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 		}
 	}
 	if caps := st.Capabilities(); caps.ReusesVersions {
-		latest, err := st.Stat(ctx, scope, name, artifacts.Latest)
+		next, err := NextAfter(ctx, st, scope, name, body.Versions)
 		if err != nil {
 			return Plan{}, err
 		}
-		for _, v := range body.Versions {
-			if v.Version == latest.Version {
-				n := v.Version
-				body.ReusedNumber = &n
-				body.Note = ReuseNote(caps.Layout, n)
-			}
+		if next >= 0 {
+			body.ReusedNumber = &next
+			body.Note = ReuseNote(caps.Layout, next)
 		}
 	}
 	return NewPlan(body)
 }
 
-// ReuseNote says that deleting version v, a name's highest, lets the
-// writer of layout hand out v again.
+// NextAfter returns the number a layout that reuses numbers
+// (Capabilities.ReusesVersions: the next save takes the highest published
+// number plus one) would hand out after deleting planned: -1 when the plan
+// keeps the name's highest version, so no number is handed out again.
+// When the highest goes, the next save takes one above the highest version
+// left (or the first version when none is left), a number some version
+// of this name had before.
+func NextAfter(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, planned []PlanVersion) (int64, error) {
+	gone := make(map[int64]bool, len(planned))
+	for _, v := range planned {
+		gone[v.Version] = true
+	}
+	highest, left := int64(-1), int64(-1)
+	cursor := ""
+	limit := st.Capabilities().MaxPageLimit
+	for {
+		page, err := st.ListVersions(ctx, scope, name, artifacts.ListOptions{Limit: limit, Cursor: cursor})
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range page.Items {
+			highest = max(highest, r.Version)
+			if !gone[r.Version] {
+				left = max(left, r.Version)
+			}
+		}
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if highest < 0 || !gone[highest] {
+		return -1, nil
+	}
+	if left < 0 {
+		return st.Capabilities().FirstVersion, nil
+	}
+	return left + 1, nil
+}
+
+// ReuseNote says that after the plan the writer of layout hands out v, a
+// number a version of the name had before, on the next save.
 func ReuseNote(layout string, v int64) string {
 	who := "the store"
 	if strings.HasPrefix(layout, "google-adk") {
 		who = "ADK"
 	}
-	return fmt.Sprintf("v%d is the highest version: %s will hand out v%d again on the next save (layout %s reuses numbers)", v, who, v, layout)
+	return fmt.Sprintf("the plan deletes the highest version: %s will hand out v%d again on the next save (layout %s reuses numbers)", who, v, layout)
 }
 
 // ExecOptions are the options of Execute.
@@ -242,11 +295,29 @@ func Execute(ctx context.Context, st *artifacts.Store, p Plan, opts ExecOptions)
 		return nil, &plan.ConfirmationError{Msg: fmt.Sprintf(
 			"refused: %s; to delete it anyway, confirm again with --allow-number-reuse; nothing was deleted", p.Note)}
 	}
-	refs := make([]artifacts.VersionRef, len(p.Versions))
-	for i, v := range p.Versions {
-		refs[i] = v.Ref()
+	var refs []artifacts.VersionRef
+	var broken []PlanVersion
+	for _, v := range p.Versions {
+		if v.State == StateCorrupt {
+			broken = append(broken, v)
+			continue
+		}
+		refs = append(refs, v.Ref())
 	}
-	done, err := st.DeleteExact(ctx, p.Scope.Scope(), p.Name, refs)
+	scope := p.Scope.Scope()
+	var done []artifacts.Record
+	var err error
+	for _, v := range broken {
+		if err = st.DeleteBroken(ctx, scope, p.Name, v.Ref()); err != nil {
+			break
+		}
+		done = append(done, artifacts.Record{Scope: scope, Name: p.Name, Version: v.Version})
+	}
+	if err == nil && len(refs) > 0 {
+		var recs []artifacts.Record
+		recs, err = st.DeleteExact(ctx, scope, p.Name, refs)
+		done = append(done, recs...)
+	}
 	if len(done) == 0 && (artifacts.CodeOf(err) == artifacts.CodeConflict || artifacts.IsNotFound(err)) {
 		return nil, &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
 			"stale confirmation: %s; nothing was deleted", artifacts.ReasonOf(err))}

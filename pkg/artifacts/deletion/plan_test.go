@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -323,8 +324,8 @@ func TestExecute(t *testing.T) {
 			}
 			if reused := p.ReusedNumber != nil; reused != (tc.reuse && tc.sel.Kind != artifacts.SelectVersion) {
 				t.Errorf("ReusedNumber %v for %+v", p.ReusedNumber, tc.sel)
-			} else if reused && (*p.ReusedNumber != 3 || !strings.Contains(p.Note, "ADK will hand out v3 again")) {
-				t.Errorf("ReusedNumber %d, note %q", *p.ReusedNumber, p.Note)
+			} else if want := map[artifacts.SelectorKind]int64{artifacts.SelectLatest: 3, artifacts.SelectAll: 1}[tc.sel.Kind]; reused && (*p.ReusedNumber != want || !strings.Contains(p.Note, fmt.Sprintf("ADK will hand out v%d again", want))) {
+				t.Errorf("ReusedNumber %d, note %q; want v%d", *p.ReusedNumber, p.Note, want)
 			}
 			_, err = Execute(ctx, st, p, ExecOptions{AllowNumberReuse: tc.allow})
 			var ce *plan.ConfirmationError
@@ -339,6 +340,26 @@ func TestExecute(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a gap below the highest: the next save takes the gap's number", func(t *testing.T) {
+		st := newStore(t, true)
+		if _, err := st.Delete(ctx, scope, "f", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectLatest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ReusedNumber == nil || *p.ReusedNumber != 2 || !strings.Contains(p.Note, "hand out v2 again") {
+			t.Fatalf("ReusedNumber %v, note %q; want v2 (one above v1, the highest left)", p.ReusedNumber, p.Note)
+		}
+		p, err = ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectAll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ReusedNumber == nil || *p.ReusedNumber != 1 {
+			t.Fatalf("all versions: ReusedNumber %v, want the first version, 1", p.ReusedNumber)
+		}
+	})
 	t.Run("a version changed since the plan: stale, nothing deleted", func(t *testing.T) {
 		st := newStore(t, false)
 		p, err := ComputePlan(ctx, st, "mem://", scope, "f", artifacts.Selector{Kind: artifacts.SelectAll})

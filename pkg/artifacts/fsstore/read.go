@@ -3,6 +3,7 @@ package fsstore
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -158,17 +159,30 @@ func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string
 }
 
 // OpenPayload opens, for verified reading, the payload of a record already
-// read by Walk or a listing; the record is not read again.
+// read by Walk or a listing; the record is not read again. Where it can,
+// it opens the file in one system call that refuses a symbolic link
+// anywhere on the way (see openPayloadFast) instead of checking each
+// directory of the path first.
 func (s *Store) OpenPayload(ctx context.Context, rec artifacts.Record) (*artifacts.Reader, error) {
 	const op = "get"
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return nil, err
+	}
+	dir := filepath.Join(s.scopes, rec.Scope.Hash(), NamesDir, artifacts.NameHash(rec.Name))
+	if f, size, ok := openPayloadFast(filepath.Join(dir, VersionFile(rec.Version, "data"))); ok {
+		return payloadReader(op, rec, f, size, 0, -1)
 	}
 	dir, err := s.nameDir(op, rec.Scope, rec.Name)
 	if err != nil {
 		return nil, err
 	}
 	return openData(op, dir, rec, 0, -1)
+}
+
+// payloadBody is an open payload file.
+type payloadBody interface {
+	io.ReadCloser
+	io.ReaderAt
 }
 
 // openData opens the payload of rec in its name directory dir, checks its
@@ -178,9 +192,13 @@ func openData(op, dir string, rec artifacts.Record, offset, length int64) (*arti
 	corrupt := func(cause error, format string, args ...any) error {
 		return artifacts.Errorf(artifacts.CodeCorrupt, op, cause, format, args...).With(rec.Scope, rec.Name, rec.Version)
 	}
+	path := filepath.Join(dir, VersionFile(rec.Version, "data"))
+	if f, size, ok := openPayloadFast(path); ok {
+		return payloadReader(op, rec, f, size, offset, length)
+	}
 	// Opened without following a symbolic link or blocking on a named
 	// pipe, and checked to be a regular file before a byte is read.
-	f, err := osutil.OpenRegular(filepath.Join(dir, VersionFile(rec.Version, "data")))
+	f, err := osutil.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, corrupt(nil, "payload is missing")
 	}
@@ -192,11 +210,25 @@ func openData(op, dir string, rec artifacts.Record, offset, length int64) (*arti
 		f.Close()
 		return nil, ioErr(op, err).With(rec.Scope, rec.Name, rec.Version)
 	}
-	if fi.Size() != rec.Size {
+	return payloadReader(op, rec, f, fi.Size(), offset, length)
+}
+
+// payloadReader checks the size of the open payload f against its record
+// before it yields a byte, and wraps it in a verifying Reader.
+func payloadReader(op string, rec artifacts.Record, f payloadBody, size, offset, length int64) (*artifacts.Reader, error) {
+	if size != rec.Size {
 		f.Close()
-		return nil, corrupt(nil, "payload has %d bytes, record says %d", fi.Size(), rec.Size)
+		return nil, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "payload has %d bytes, record says %d", size, rec.Size).With(rec.Scope, rec.Name, rec.Version)
 	}
-	return artifacts.NewReader(rec, f, offset, length, true)
+	r, err := artifacts.NewReader(rec, f, offset, length, true)
+	if err != nil {
+		return nil, err
+	}
+	// A published payload is never rewritten (a new version is a new file
+	// renamed into place; a delete unlinks it, which an open file
+	// survives), so the open file reads the bytes the Reader verifies.
+	r.OfferReaderAt(f)
+	return r, nil
 }
 
 // ListVersions returns a page of a name's published records.
@@ -221,18 +253,40 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	}
 	i, _ := slices.BinarySearch(sc.published, after+1)
 	rest := sc.published[i:]
+	listed, last := 0, int64(0) // versions on the page, broken ones included
 	for _, n := range rest {
-		if len(page.Items) == limit {
+		if listed == limit {
 			// More versions follow; the cursor is the last one returned.
-			page.NextCursor = strconv.FormatInt(page.Items[len(page.Items)-1].Version, 10)
+			page.NextCursor = strconv.FormatInt(last, 10)
 			break
 		}
+		listed, last = listed+1, n
 		rec, err := readRecord(op, dir, scope, name, n)
 		if artifacts.IsNotFound(err) {
+			listed--
 			continue // deleted since the scan
+		}
+		if err != nil && opts.IncludeBroken && artifacts.ProblemCode(err) == artifacts.CodeCorrupt {
+			b, berr := brokenVersion(dir, n, err)
+			if artifacts.IsNotFound(berr) {
+				listed--
+				continue
+			}
+			if berr != nil {
+				return artifacts.VersionPage{}, wrap(berr)
+			}
+			page.Broken = append(page.Broken, b)
+			continue
 		}
 		if err != nil {
 			return artifacts.VersionPage{}, wrap(err)
+		}
+		if opts.IncludeBroken {
+			if b, bad, err := checkPayloadSize(dir, rec); err != nil {
+				return artifacts.VersionPage{}, wrap(err)
+			} else if bad {
+				page.Broken = append(page.Broken, b)
+			}
 		}
 		page.Items = append(page.Items, rec)
 	}

@@ -358,14 +358,11 @@ func isNotExist(err error) bool {
 	return errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) || httpCode(err) == 404
 }
 
-// classify turns an error of the storage client into an *artifacts.Error:
-// a done context is a timeout (or cancellation), 404 not found, 401 and 403
-// permission denied, 412 a conflict, 408, 429, 5xx and connection failures
-// unavailable. *artifacts.Error values pass through.
 // Classify turns an error of the storage client into an *artifacts.Error
 // with the adapter's codes (timeout, canceled, not_found, permission_denied,
 // conflict for a failed precondition, unavailable, io_error), for code
-// outside the adapter that uses the client directly, such as repair.
+// outside the adapter that uses the client directly, such as the
+// google-adk-gcs driver.
 func Classify(ctx context.Context, op string, err error, format string, args ...any) *artifacts.Error {
 	return classify(ctx, op, err, format, args...)
 }
@@ -376,6 +373,10 @@ func IsNotExist(err error) bool { return isNotExist(err) }
 // HTTPCode returns the HTTP status of a Cloud Storage error, 0 if none.
 func HTTPCode(err error) int { return httpCode(err) }
 
+// classify turns an error of the storage client into an *artifacts.Error:
+// a done context is a timeout (or cancellation), 404 not found, 401 and 403
+// permission denied, 412 a conflict, 408, 429, 5xx and connection failures
+// unavailable. *artifacts.Error values pass through.
 func classify(ctx context.Context, op string, err error, format string, args ...any) *artifacts.Error {
 	var e *artifacts.Error
 	if errors.As(err, &e) {

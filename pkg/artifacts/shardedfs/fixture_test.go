@@ -173,19 +173,19 @@ func TestFixtureRepair(t *testing.T) {
 	before := tree(t, root)
 	ctx := context.Background()
 
-	if _, err := s.Repair(ctx, repair.Options{Limit: 200}); err == nil {
+	if _, err := repair.Run(ctx, artifacts.NewStore(s), repair.Options{Limit: 200}); err == nil {
 		t.Fatal("limit 200 of 201 files: no error")
 	} else if le, ok := err.(*repair.LimitError); !ok || le.Limit != 200 {
 		t.Fatalf("limit: %v", err)
 	}
-	dry, err := s.Repair(ctx, repair.Options{DryRun: true, Limit: 201})
+	dry, err := repair.Run(ctx, artifacts.NewStore(s), repair.Options{DryRun: true, Limit: 201})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if after := tree(t, root); after != before {
 		t.Fatal("the limit or the dry run changed the store")
 	}
-	rep, err := s.Repair(ctx, repair.Options{})
+	rep, err := repair.Run(ctx, artifacts.NewStore(s), repair.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,81 +5,90 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
-	"github.com/agentstore/agentstore/pkg/repair"
 )
 
-// Repair repairs every shard as the Erlang adapter repairs that root
-// (repair.Repair on each shard root) and returns one report: the counters
-// summed, the items of every shard, and the store root as Root. The
-// caller holds the store's one lock (the command line takes
-// ROOT/.agentstore-repair.lock). Corrupt items name the whole store in
-// their next commands (opts.StoreArg, default the root).
+var _ artifacts.Repairer = (*Store)(nil)
+
+// PlanRepair plans the repair of every shard as the Erlang adapter
+// repairs that root (fsstore.PlanRepairRoot on each shard root); the
+// plan's reports are one report: the counters summed, the items of every
+// shard, and the store root as Root. The caller holds the store's one
+// lock (the command line takes ROOT/.agentstore-repair.lock). Corrupt
+// items name the whole store in their next commands (opts.StoreArg,
+// default the root).
 //
-// With opts.Limit every shard is scanned first, removing nothing, so that
-// a store with more files than the limit is refused before any shard is
-// changed.
-func (s *Store) Repair(ctx context.Context, opts repair.Options) (repair.Report, error) {
-	if opts.StoreArg == "" {
-		opts.StoreArg = s.root
-	}
-	total := repair.Report{Root: s.root, DryRun: opts.DryRun, CorruptItems: []repair.CorruptItem{}, RemovedItems: []repair.Item{}, SkippedItems: []repair.Item{}}
+// Every shard is scanned before any is changed, so a store with more
+// files than opts.Limit is refused (*artifacts.RepairLimitError) with
+// nothing removed.
+func (s *Store) PlanRepair(ctx context.Context, opts artifacts.RepairOptions) (artifacts.RepairPlan, error) {
+	opts = opts.Normalized(s.root)
 	shards, err := s.Shards(ctx)
 	if err != nil {
-		return total, err
+		return nil, err
 	}
-	if opts.Limit > 0 {
-		// Scan every shard, removing nothing, before any is changed.
-		dry := opts
-		dry.DryRun, dry.Limit = true, 0
-		var err error
-		if total, err = s.repairShards(ctx, shards, dry, total); err != nil {
-			return total, err
-		}
-		if total.Scanned > opts.Limit {
-			return total, &repair.LimitError{Limit: opts.Limit}
-		}
-		if opts.DryRun {
-			return total, nil
-		}
-		total = repair.Report{Root: s.root, CorruptItems: []repair.CorruptItem{}, RemovedItems: []repair.Item{}, SkippedItems: []repair.Item{}}
-		opts.Limit = 0
-	}
-	return s.repairShards(ctx, shards, opts, total)
-}
-
-// repairShards repairs each shard in turn, summing into total.
-func (s *Store) repairShards(ctx context.Context, shards []ShardUsage, opts repair.Options, total repair.Report) (repair.Report, error) {
-	progress := opts.Progress
+	limit, progress := opts.Limit, opts.Progress
+	opts.Limit = 0
+	p := &repairPlan{root: s.root, opts: opts}
+	var scanned int64
 	for _, sh := range shards {
 		o := opts
 		if progress != nil {
-			base := total.Scanned
+			base := scanned
 			o.Progress = func(n int64) { progress(base + n) }
 		}
-		rep, err := repair.Repair(ctx, sh.Root, o)
-		add(&total, rep)
+		sp, err := fsstore.PlanRepairRoot(ctx, sh.Root, o)
 		if err != nil {
+			return nil, err
+		}
+		scanned += sp.Report().Scanned
+		if limit > 0 && scanned > limit {
+			return nil, &artifacts.RepairLimitError{Limit: limit}
+		}
+		p.shards = append(p.shards, sp)
+	}
+	return p, nil
+}
+
+// repairPlan is the plans of every shard.
+type repairPlan struct {
+	root   string
+	opts   artifacts.RepairOptions
+	shards []artifacts.RepairPlan
+}
+
+// Report sums the shards' dry-run reports.
+func (p *repairPlan) Report() artifacts.RepairReport {
+	total := artifacts.NewRepairReport(p.root, p.opts)
+	total.DryRun = true
+	for _, sp := range p.shards {
+		total.Add(sp.Report())
+	}
+	sortReport(&total)
+	return total
+}
+
+// Execute repairs each shard in turn, summing the reports.
+func (p *repairPlan) Execute(ctx context.Context) (artifacts.RepairReport, error) {
+	total := artifacts.NewRepairReport(p.root, p.opts)
+	for _, sp := range p.shards {
+		rep, err := sp.Execute(ctx)
+		total.Add(rep)
+		if err != nil {
+			sortReport(&total)
 			return total, err
 		}
 	}
-	slices.SortFunc(total.RemovedItems, func(a, b repair.Item) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(total.SkippedItems, func(a, b repair.Item) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(total.CorruptItems, func(a, b repair.CorruptItem) int { return strings.Compare(a.Path, b.Path) })
+	sortReport(&total)
 	return total, nil
 }
 
-// add sums rep into total.
-func add(total *repair.Report, rep repair.Report) {
-	total.GraceSeconds = rep.GraceSeconds
-	total.Scanned += rep.Scanned
-	total.Removed += rep.Removed
-	total.ReservationsPreserved += rep.ReservationsPreserved
-	total.Corrupt += rep.Corrupt
-	total.Young += rep.Young
-	total.CorruptItems = append(total.CorruptItems, rep.CorruptItems...)
-	total.RemovedItems = append(total.RemovedItems, rep.RemovedItems...)
-	total.SkippedItems = append(total.SkippedItems, rep.SkippedItems...)
+// sortReport sorts the items of a summed report by path.
+func sortReport(r *artifacts.RepairReport) {
+	slices.SortFunc(r.RemovedItems, func(a, b artifacts.RepairItem) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.SkippedItems, func(a, b artifacts.RepairItem) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.CorruptItems, func(a, b artifacts.CorruptItem) int { return strings.Compare(a.Path, b.Path) })
 }
 
 // ScopeSlots returns the scope slots of the fullest shard: ceilings are
@@ -103,4 +112,24 @@ func (s *Store) ScopeSlots(ctx context.Context) (int, error) {
 		most = max(most, n)
 	}
 	return most, nil
+}
+
+var _ artifacts.Locator = (*Store)(nil)
+
+// Locate returns the files of a version in its scope's shard, whether or
+// not the shard exists.
+func (s *Store) Locate(ctx context.Context, scope artifacts.Scope, name string, version int64) ([]artifacts.LocatedFile, error) {
+	return fsstore.LocateRoot(ctx, s.ShardRoot(scope), scope, name, version)
+}
+
+var _ artifacts.BrokenLister = (*Store)(nil)
+
+// DeleteBroken removes a broken version from scope's shard (see
+// fsstore.Store.DeleteBroken).
+func (s *Store) DeleteBroken(ctx context.Context, scope artifacts.Scope, name string, ref artifacts.VersionRef) error {
+	st, err := s.readShard("delete", scope, name)
+	if err != nil {
+		return err
+	}
+	return st.DeleteBroken(ctx, scope, name, ref)
 }

@@ -179,7 +179,7 @@ func (e *env) mustFail(tool string, args map[string]any, code string) string {
 
 // wsDir is the session's workspace directory on disk.
 func (e *env) wsDir() string {
-	return filepath.Join(e.m.Scratch(), workspace.DirName(e.scope.User, e.scope.Session))
+	return filepath.Join(e.m.Scratch(), workspace.DirName(e.scope.App, e.scope.User, e.scope.Session))
 }
 
 // wsFile writes a file into the workspace directly on disk (the

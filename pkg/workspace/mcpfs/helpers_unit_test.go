@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,6 +100,30 @@ func TestLineReaders(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("tail stream %d: %q, %v", n, got, err)
 		}
+	}
+	// Across the growing blocks: CRLF lines, a line longer than a block,
+	// against splitting the whole text.
+	var big strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&big, "line %d\r\n", i)
+		if i == 19_990 {
+			big.WriteString(strings.Repeat("y", 20_000) + "\n")
+		}
+	}
+	whole := strings.Split(strings.TrimSuffix(strings.ReplaceAll(big.String(), "\r\n", "\n"), "\n"), "\n")
+	for _, n := range []int{1, 9, 10, 11, 500, 5000, 30_000} {
+		want := strings.Join(whole[max(len(whole)-n, 0):], "\n")
+		got, err := tailLines(strings.NewReader(big.String()), int64(big.Len()), n, 1<<20)
+		if err != nil || got != want {
+			t.Errorf("tail %d of the big text: %d bytes, want %d; %v", n, len(got), len(want), err)
+		}
+	}
+	// tail reads the head only to refuse a binary file.
+	if err := sniffAt(strings.NewReader("text\x00more"), 9, "/workspace/b"); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+		t.Errorf("binary head: %v", err)
+	}
+	if err := sniffAt(strings.NewReader(big.String()), int64(big.Len()), "/workspace/t"); err != nil {
+		t.Errorf("text head: %v", err)
 	}
 	if got, _ := tailLines(strings.NewReader("a\nb\n"), 4, 1, 100); got != "b" {
 		t.Errorf("tail with final newline %q", got)

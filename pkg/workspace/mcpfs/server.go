@@ -269,6 +269,12 @@ func (s *Server) notice(msg string, args ...any) {
 	}
 }
 
+func (s *Server) warn(msg string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Warn(msg, args...)
+	}
+}
+
 // callInfo is what the audit record of one call says besides the tool.
 type callInfo struct {
 	path  string
@@ -316,24 +322,47 @@ func (s *Server) auditCall(scope artifacts.Scope, tool string, info *callInfo, c
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	scopes := make([]artifacts.Scope, 0, len(s.sessions))
-	for sc, ss := range s.sessions {
-		if ss.wasOpened() {
-			scopes = append(scopes, sc)
-		}
+	for sc := range s.sessions {
+		scopes = append(scopes, sc)
 	}
 	s.mu.Unlock()
 	var first error
 	for _, sc := range scopes {
-		w, err := s.opts.Manager.OpenExisting(ctx, sc)
-		if artifacts.IsNotFound(err) {
-			continue
-		}
-		if err == nil {
-			_, err = w.EndTurn(ctx)
-		}
-		if err != nil && first == nil {
-			first = fmt.Errorf("ending the turn of %s: %w", sc, err)
+		if err := s.endSession(ctx, sc, false); err != nil && first == nil {
+			first = err
 		}
 	}
 	return first
+}
+
+// endSession ends the turn of the session of scope when a call opened its
+// workspace (under the end-of-turn policy, a snapshot of a changed
+// workspace). With forget it then drops the session's state and closes its
+// workspace, releasing its directory handle; the directory stays.
+func (s *Server) endSession(ctx context.Context, scope artifacts.Scope, forget bool) error {
+	s.mu.Lock()
+	ss := s.sessions[scope]
+	if forget {
+		delete(s.sessions, scope)
+	}
+	s.mu.Unlock()
+	if ss == nil || !ss.wasOpened() {
+		return nil
+	}
+	w, err := s.opts.Manager.OpenExisting(ctx, scope)
+	if artifacts.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		_, err = w.EndTurn(ctx)
+		if forget {
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("ending the turn of %s: %w", scope, err)
+	}
+	return nil
 }

@@ -100,46 +100,84 @@ func readLines(br *bufio.Reader, offset, count int, max int64) (window, error) {
 }
 
 // tailLines returns the last n lines of a file of size bytes joined with
-// "\n", reading backwards from the end in blocks, so that the cost is in
-// the lines returned, not in the file's size. At most max bytes are read.
+// "\n", reading backwards from the end in blocks (8 KiB, doubling up to 1
+// MiB), so that the cost is in the lines returned, not in the file's size.
+// At most max bytes are read.
 func tailLines(ra io.ReaderAt, size int64, n int, max int64) (string, error) {
 	if n == 0 || size == 0 {
 		return "", nil
 	}
-	const block = 64 << 10
-	var buf []byte // the tail read so far
+	tooLarge := func() error {
+		return artifacts.Errorf(artifacts.CodeTooLarge, "mcp", nil, "the last %d lines are more than the %d-byte read limit", n, max)
+	}
+	block := int64(8 << 10)
+	var buf []byte // the file's bytes from end on
 	end := size
-	// A final newline ends the last line; it does not start an empty one.
-	lines := 0
-	for end > 0 {
+	var body []byte // the last n lines, without the final newline
+	for {
 		start := max64(end-block, 0)
-		chunk := make([]byte, end-start)
+		chunk := make([]byte, end-start, end-start+int64(len(buf)))
 		if _, err := ra.ReadAt(chunk, start); err != nil && !errors.Is(err, io.EOF) {
 			return "", err
 		}
 		buf = append(chunk, buf...)
 		end = start
-		lines = bytes.Count(bytes.TrimSuffix(buf, []byte("\n")), []byte("\n"))
-		if lines >= n {
+		// A final newline ends the last line; it does not start an empty one.
+		all := bytes.TrimSuffix(buf, []byte("\n"))
+		if i := nthLastIndex(all, '\n', n); i >= 0 {
+			body = all[i+1:]
+			break
+		}
+		if end == 0 {
+			body = all // fewer than n lines in the whole file
 			break
 		}
 		if int64(len(buf)) > max {
-			return "", artifacts.Errorf(artifacts.CodeTooLarge, "mcp", nil, "the last %d lines are more than the %d-byte read limit", n, max)
+			return "", tooLarge()
+		}
+		block = min(block*2, 1<<20)
+	}
+	if int64(len(body)) > max {
+		return "", tooLarge()
+	}
+	var b strings.Builder
+	b.Grow(len(body))
+	for i, line := range bytes.Split(body, []byte("\n")) {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.Write(bytes.TrimSuffix(line, []byte("\r")))
+	}
+	return b.String(), nil
+}
+
+// nthLastIndex returns the index of the n-th last c in b, -1 when b holds
+// fewer.
+func nthLastIndex(b []byte, c byte, n int) int {
+	for i := len(b); n > 0; n-- {
+		i = bytes.LastIndexByte(b[:i], c)
+		if i < 0 {
+			return -1
+		}
+		if n == 1 {
+			return i
 		}
 	}
-	body := strings.TrimSuffix(string(buf), "\n")
-	parts := strings.Split(body, "\n")
-	if len(parts) > n {
-		parts = parts[len(parts)-n:]
+	return -1
+}
+
+// sniffAt refuses a binary file (a NUL byte in its first sniffBytes), as
+// textReader does, reading only those bytes.
+func sniffAt(ra io.ReaderAt, size int64, vpath string) error {
+	head := make([]byte, min(size, sniffBytes))
+	n, err := ra.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
 	}
-	for i, p := range parts {
-		parts[i] = strings.TrimSuffix(p, "\r")
+	if bytes.IndexByte(head[:n], 0) >= 0 {
+		return artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "%s is a binary file; read it with read_media_file", vpath)
 	}
-	out := strings.Join(parts, "\n")
-	if int64(len(out)) > max {
-		return "", artifacts.Errorf(artifacts.CodeTooLarge, "mcp", nil, "the last %d lines are more than the %d-byte read limit", n, max)
-	}
-	return out, nil
+	return nil
 }
 
 // tailStream is tailLines for a handle that cannot seek: it keeps the

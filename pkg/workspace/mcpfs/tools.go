@@ -271,17 +271,24 @@ func readTextFile(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallT
 	}
 	defer h.Close()
 	max := c.s.limits.MaxReadBytes
+	if ra, ok := h.(io.ReaderAt); ok && hasTail {
+		// Only the head (binary check) and the end are read.
+		if err := sniffAt(ra, h.size(), t.vpath); err != nil {
+			return nil, err
+		}
+		text, err := tailLines(ra, h.size(), tail, max)
+		if err != nil {
+			return nil, err
+		}
+		c.info.bytes = int64(len(text))
+		return textResult(text), nil
+	}
 	br, err := textReader(h, t.vpath)
 	if err != nil {
 		return nil, err
 	}
 	if hasTail {
-		var text string
-		if ra, ok := h.(io.ReaderAt); ok {
-			text, err = tailLines(ra, h.size(), tail, max)
-		} else {
-			text, err = tailStream(br, tail, max)
-		}
+		text, err := tailStream(br, tail, max)
 		if err != nil {
 			return nil, err
 		}

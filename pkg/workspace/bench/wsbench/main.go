@@ -6,7 +6,8 @@
 //	wsbench -op hydrate -scratch TARGET -store STORE
 //
 // With -cpuprofile FILE it writes a CPU profile of the operation (for go
-// tool pprof).
+// tool pprof); -level N snapshots at Deflate level N instead of
+// zipsafe.DefaultLevel.
 package main
 
 import (
@@ -26,6 +27,7 @@ func main() {
 	scratch := flag.String("scratch", "", "scratch root")
 	store := flag.String("store", "", "filesystem store root")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	level := flag.Int("level", 0, "Deflate level of a snapshot (0: zipsafe.DefaultLevel)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -38,7 +40,7 @@ func main() {
 		}
 		defer f.Close()
 	}
-	err := run(*op, *scratch, *store)
+	err := run(*op, *scratch, *store, *level)
 	pprof.StopCPUProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wsbench:", err)
@@ -46,13 +48,13 @@ func main() {
 	}
 }
 
-func run(op, scratch, store string) error {
+func run(op, scratch, store string, level int) error {
 	ctx := context.Background()
 	st, err := fsstore.Open(store, fsstore.Options{MaxArtifactBytes: 4 << 30})
 	if err != nil {
 		return err
 	}
-	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st)})
+	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st), Level: level})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,166 @@
+package adk_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	artifactscmd "github.com/agentstore/agentstore/cmd/artifacts"
+	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+// BenchmarkListSession1000Names lists one session holding 1,000 names,
+// each saved once by the Go ADK, on one emulator bucket, side by side:
+//
+//	adk-go/List             the Go ADK's own List, in a warm process (one
+//	                        JSON line to the helper and back a call)
+//	agentstore/ListNames    what "artifacts list --all" does, on a store
+//	                        opened once, in this process
+//	adk-go/process          a new helper process a call: start, client, List
+//	agentstore/process      agentstore artifacts list --all -o json, a new
+//	                        process a call: start, open (layout detection),
+//	                        list, JSON
+//
+// Both sides list the same 1,000 names (checked before timing). The goal
+// is agentstore not slower than the library's List. Commands and numbers:
+// docs/performance.md.
+func BenchmarkListSession1000Names(b *testing.B) {
+	const (
+		bucket = "adk-go-bench"
+		n      = 1000
+	)
+	e := newEmulator(b, bucket)
+	g := startADKGo(b, e, bucket)
+	sc := scope{"bench-app", "u", "s"}
+	for i := range n {
+		g.must(adkOp{Op: "save", App: sc.App, User: sc.User, Session: sc.Session, Name: fmt.Sprintf("name-%04d.txt", i), Text: ptr("x")})
+	}
+	list := adkOp{Op: "list", App: sc.App, User: sc.User, Session: sc.Session}
+	want := g.must(list).Names
+	if len(want) != n {
+		b.Fatalf("adk-go lists %d names, want %d", len(want), n)
+	}
+	b.Setenv("STORAGE_EMULATOR_HOST", e.Host)
+	ctx := context.Background()
+	uri := "gs://" + bucket
+	opened, err := cmdutil.NewStores().Open(ctx, uri, artifacts.OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c, ok := opened.Driver.(io.Closer); ok {
+		b.Cleanup(func() { c.Close() })
+	}
+	scopeOf := artifacts.Scope{Kind: artifacts.KindSession, App: sc.App, User: sc.User, Session: sc.Session}
+	listNames := func() []string {
+		res, err := artifactscmd.ListNames(ctx, opened.Store, scopeOf, opened.Store.Capabilities().MaxPageLimit, "", true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var names []string
+		for _, it := range res.Items {
+			names = append(names, it.Name)
+		}
+		return names
+	}
+	if got := listNames(); !slices.Equal(got, want) {
+		b.Fatalf("agentstore lists %d names, adk-go %d (first %q, %q)", len(got), len(want), first(got), first(want))
+	}
+	agentstoreArgs := append([]string{"artifacts", "list", "--store", uri, "--all", "-o", "json"}, sc.flags()...)
+	bin, binEnv := agentstoreBin(b), env(b.TempDir(), "STORAGE_EMULATOR_HOST="+e.Host)
+	runAgentstore := func() []string {
+		var out artifactscmd.ListResult
+		c := exec.Command(bin, agentstoreArgs...)
+		c.Env = binEnv
+		stdout, err := c.Output()
+		if err != nil {
+			b.Fatalf("agentstore %s: %v", strings.Join(agentstoreArgs, " "), err)
+		}
+		if err := json.Unmarshal(stdout, &out); err != nil {
+			b.Fatal(err)
+		}
+		names := make([]string, 0, len(out.Items))
+		for _, it := range out.Items {
+			names = append(names, it.Name)
+		}
+		return names
+	}
+	adkgo := adkgoPath(b)
+	listLine, _ := json.Marshal(list)
+	adkEnv := env(b.TempDir(), "STORAGE_EMULATOR_HOST="+e.Host)
+	runADKGo := func() []string {
+		c := exec.Command(adkgo, "-bucket", bucket)
+		c.Env = adkEnv
+		c.Stdin = bytes.NewReader(append(listLine, '\n'))
+		stdout, err := c.Output()
+		if err != nil {
+			b.Fatalf("adkgo: %v", err)
+		}
+		var r adkResult
+		if err := json.Unmarshal(stdout, &r); err != nil || r.Error != "" {
+			b.Fatalf("adkgo: %v %s", err, r.Error)
+		}
+		return r.Names
+	}
+	for _, check := range []func() []string{runAgentstore, runADKGo} {
+		if got := check(); !slices.Equal(got, want) {
+			b.Fatalf("a process lists %d names, want the %d of adk-go", len(got), len(want))
+		}
+	}
+
+	b.Run("adk-go/List", func(b *testing.B) {
+		defer requestsPerOp(b, e)()
+		for b.Loop() {
+			if r := g.do(list); len(r.Names) != n {
+				b.Fatalf("%d names: %s", len(r.Names), r.Error)
+			}
+		}
+	})
+	b.Run("agentstore/ListNames", func(b *testing.B) {
+		defer requestsPerOp(b, e)()
+		for b.Loop() {
+			if got := listNames(); len(got) != n {
+				b.Fatalf("%d names", len(got))
+			}
+		}
+	})
+	b.Run("adk-go/process", func(b *testing.B) {
+		defer requestsPerOp(b, e)()
+		for b.Loop() {
+			if got := runADKGo(); len(got) != n {
+				b.Fatalf("%d names", len(got))
+			}
+		}
+	})
+	b.Run("agentstore/process", func(b *testing.B) {
+		defer requestsPerOp(b, e)()
+		for b.Loop() {
+			if got := runAgentstore(); len(got) != n {
+				b.Fatalf("%d names", len(got))
+			}
+		}
+	})
+}
+
+// first returns the first of s, or "".
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// requestsPerOp reports the emulator's requests per operation of b; call
+// the function it returns when b's loop is done.
+func requestsPerOp(b *testing.B, e *emulator) func() {
+	start := e.requests.Load()
+	return func() {
+		b.ReportMetric(float64(e.requests.Load()-start)/float64(b.N), "requests/op")
+	}
+}

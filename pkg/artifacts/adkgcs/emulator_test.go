@@ -88,15 +88,21 @@ func putObject(srv *fakestorage.Server, name string, data []byte, contentType st
 // objectNames lists every object of the bucket.
 func objectNames(tb testing.TB, srv *fakestorage.Server) []string {
 	tb.Helper()
-	objs, _, err := srv.ListObjectsWithOptions(testBucket, fakestorage.ListOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var out []string
-	for _, o := range objs {
-		out = append(out, o.Name)
+	opts := fakestorage.ListOptions{}
+	for {
+		page, err := srv.ListObjectsWithOptionsPaginated(testBucket, opts)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, o := range page.Objects {
+			out = append(out, o.Name)
+		}
+		if page.NextPageToken == "" {
+			return out
+		}
+		opts.PageToken = page.NextPageToken
 	}
-	return out
 }
 
 // session and user are the scopes most tests use.

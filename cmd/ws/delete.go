@@ -33,6 +33,9 @@ type DeleteOptions struct {
 	// WithArtifacts is --with-artifacts: delete the session scope's
 	// artifacts too, under the same plan.
 	WithArtifacts bool
+	// AllowNumberReuse is --allow-number-reuse: execute a plan whose
+	// deleted numbers the layout hands out again.
+	AllowNumberReuse bool
 	// Confirm is --confirm (a plan's JSON or its plan_id); ConfirmSet is
 	// true when it was given.
 	Confirm    string
@@ -136,6 +139,9 @@ With -o json: {"scratch", "scope", "dir", "workspace": {"dir", "scope",
 			if (opts.ConfirmSet || opts.ConfirmFile != "") && !opts.Discard && !opts.WithArtifacts {
 				return cmdutil.Usagef("a confirmation is for --discard or --with-artifacts: a delete with a snapshot needs none")
 			}
+			if opts.AllowNumberReuse && !opts.WithArtifacts {
+				return cmdutil.Usagef("--allow-number-reuse is for --with-artifacts: only deleting artifacts can free a number")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -154,6 +160,7 @@ With -o json: {"scratch", "scope", "dir", "workspace": {"dir", "scope",
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Discard, "discard", false, "remove without a snapshot, after confirming a plan")
 	fl.BoolVar(&opts.WithArtifacts, "with-artifacts", false, "delete the session's artifacts too, under the same plan (implies --discard)")
+	fl.BoolVar(&opts.AllowNumberReuse, "allow-number-reuse", false, "with --with-artifacts, execute a plan whose deleted numbers the layout will hand out again")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the plan to execute: its JSON or its plan_id")
 	fl.StringVar(&opts.ConfirmFile, "confirm-file", "", "read the plan's JSON from `FILE` (- for standard input)")
 	return cmd
@@ -220,6 +227,7 @@ func runDelete(ctx context.Context, opts *DeleteOptions) (err error) {
 	rep, err := sweep.DeleteSession(ctx, sweep.SessionOptions{
 		Scratch: cfg.Scratch, Store: st, StoreURI: u.String(), Scope: scope,
 		Discard: opts.Discard, WithArtifacts: opts.WithArtifacts, Confirm: conf,
+		AllowNumberReuse: opts.AllowNumberReuse,
 		Now: opts.Now, BeforeExecute: l.Refresh,
 	})
 	var cerr *sweep.ConfirmationError
@@ -279,6 +287,9 @@ func nextDeleteCommand(cfg *cmdutil.Config, u cmdutil.StoreURI, opts *DeleteOpti
 		" --app " + shell.Quote(scope.App) + " --user " + shell.Quote(scope.User) + " --session " + shell.Quote(scope.Session)
 	if opts.WithArtifacts {
 		s += " --with-artifacts"
+		if opts.AllowNumberReuse {
+			s += " --allow-number-reuse"
+		}
 	} else {
 		s += " --discard"
 	}
@@ -334,7 +345,15 @@ func printSessionPlan(opts *DeleteOptions, cfg *cmdutil.Config, p *sweep.Session
 			t.Row(safe(a.Name), strconv.FormatInt(v.Version, 10), output.Size(v.Size), v.Digest)
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, a := range p.Artifacts {
+		if a.ReusedNumber != nil {
+			fmt.Fprintf(w, "%s %s: %s; confirming needs --allow-number-reuse\n", st.Warn("warning:"), safe(a.Name), a.Note)
+		}
+	}
+	return nil
 }
 
 func printDelete(opts *DeleteOptions, rep *sweep.SessionReport) {

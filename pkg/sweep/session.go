@@ -25,6 +25,13 @@ const ActionDeleteSession = "delete-session"
 type SessionArtifact struct {
 	Name     string                 `json:"name"`
 	Versions []deletion.PlanVersion `json:"versions"`
+	// ReusedNumber is set in layouts that hand numbers out again
+	// (Capabilities.ReusesVersions): the name's next save takes this
+	// number, one a deleted version had. Executing the plan then needs
+	// SessionOptions.AllowNumberReuse.
+	ReusedNumber *int64 `json:"reused_number,omitempty"`
+	// Note says so in words.
+	Note string `json:"note,omitempty"`
 }
 
 // SessionPlanBody is a session deletion plan without its plan_id; its
@@ -149,6 +156,9 @@ type SessionOptions struct {
 	// scope, under the same plan; it implies Discard (a snapshot would be
 	// deleted with the rest).
 	WithArtifacts bool
+	// AllowNumberReuse allows a plan that deletes artifacts whose numbers
+	// the layout will hand out again (SessionArtifact.ReusedNumber).
+	AllowNumberReuse bool
 	// Confirm is the confirmation of the plan (Discard, WithArtifacts);
 	// nil for none: DeleteSession then returns the plan with a
 	// *ConfirmationError, having changed nothing.
@@ -305,6 +315,12 @@ func DeleteSession(ctx context.Context, opts SessionOptions) (*SessionReport, er
 			}
 			return rep, cerr
 		}
+		for _, a := range sp.Artifacts {
+			if a.ReusedNumber != nil && !opts.AllowNumberReuse {
+				return rep, &ConfirmationError{Msg: fmt.Sprintf(
+					"refused: %q: %s; to delete anyway, confirm again with --allow-number-reuse; nothing was deleted", a.Name, a.Note)}
+			}
+		}
 		s.planID = sp.PlanID
 	} else if e == nil {
 		if len(rep.Recovered) > 0 {
@@ -371,7 +387,8 @@ func (s *sweeper) sessionEntry(ctx context.Context, dir string, scope artifacts.
 // its bytes; none when the scope has no artifact.
 func sessionArtifacts(ctx context.Context, st *artifacts.Store, scope artifacts.Scope) ([]SessionArtifact, error) {
 	out := []SessionArtifact{}
-	limit := st.Capabilities().MaxPageLimit
+	caps := st.Capabilities()
+	limit := caps.MaxPageLimit
 	cursor := ""
 	for {
 		page, err := st.ListNames(ctx, scope, artifacts.ListOptions{Limit: limit, Cursor: cursor})
@@ -398,6 +415,12 @@ func sessionArtifacts(ctx context.Context, st *artifacts.Store, scope artifacts.
 				vc = vp.NextCursor
 			}
 			if len(a.Versions) > 0 {
+				if caps.ReusesVersions {
+					// Every version goes, so the next save starts again at
+					// the first number.
+					first := caps.FirstVersion
+					a.ReusedNumber, a.Note = &first, deletion.ReuseNote(caps.Layout, first)
+				}
 				out = append(out, a)
 			}
 		}

@@ -3,6 +3,8 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -297,4 +299,80 @@ func TestDeleteSessionFinishesItsTombstone(t *testing.T) {
 	if _, err := DeleteSession(context.Background(), o); !artifacts.IsNotFound(err) {
 		t.Fatalf("third delete: %v, want not_found", err)
 	}
+}
+
+// reusing declares that its layout hands deleted numbers out again; the
+// plan, not the driver's numbering, is under test.
+type reusing struct{ artifacts.Driver }
+
+func (r reusing) Capabilities() artifacts.Capabilities {
+	c := r.Driver.Capabilities()
+	c.ReusesVersions, c.Layout = true, "google-adk-file"
+	return c
+}
+
+// TestDeleteSessionNumberReuse: in a layout that reuses numbers, deleting a
+// name's every version lets the next save take its first number again; the
+// plan says so for each name and is executed only with AllowNumberReuse.
+func TestDeleteSessionNumberReuse(t *testing.T) {
+	ctx := context.Background()
+	f := newSessionFixture(t)
+	var d artifacts.Driver
+	if !f.st.As(&d) {
+		t.Fatal("no driver")
+	}
+	f.st = artifacts.NewStore(reusing{d})
+	o := f.opts()
+	o.WithArtifacts = true
+	rep, err := DeleteSession(ctx, o)
+	var ce *ConfirmationError
+	if !errors.As(err, &ce) || rep == nil || rep.Plan == nil || len(rep.Plan.Artifacts) == 0 {
+		t.Fatalf("plan: %v %+v", err, rep)
+	}
+	for _, a := range rep.Plan.Artifacts {
+		if a.ReusedNumber == nil || *a.ReusedNumber != f.st.Capabilities().FirstVersion || !strings.Contains(a.Note, "ADK will hand out") {
+			t.Fatalf("%q: reused %v, note %q", a.Name, a.ReusedNumber, a.Note)
+		}
+	}
+	before := treeHash(t, f.scratch)
+	o.Confirm = &SessionConfirmation{PlanID: rep.Plan.PlanID}
+	_, err = DeleteSession(ctx, o)
+	if !errors.As(err, &ce) || ce.Stale || !strings.Contains(err.Error(), "--allow-number-reuse") {
+		t.Fatalf("confirmed without AllowNumberReuse: %v", err)
+	}
+	if after := treeHash(t, f.scratch); after != before {
+		t.Fatal("a refused plan changed the scratch root")
+	}
+	if _, err := f.st.ListNames(ctx, f.scope, artifacts.ListOptions{}); err != nil {
+		t.Fatalf("a refused plan deleted artifacts: %v", err)
+	}
+	o.AllowNumberReuse = true
+	if _, err := DeleteSession(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.ListNames(ctx, f.scope, artifacts.ListOptions{}); !artifacts.IsNotFound(err) {
+		t.Fatalf("artifacts left: %v", err)
+	}
+}
+
+// treeHash describes every entry under dir: path, type, size and
+// modification time.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d %d\n", p, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

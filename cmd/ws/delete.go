@@ -228,7 +228,7 @@ func runDelete(ctx context.Context, opts *DeleteOptions) (err error) {
 		Scratch: cfg.Scratch, Store: st, StoreURI: u.String(), Scope: scope,
 		Discard: opts.Discard, WithArtifacts: opts.WithArtifacts, Confirm: conf,
 		AllowNumberReuse: opts.AllowNumberReuse,
-		Now: opts.Now, BeforeExecute: l.Refresh,
+		Now:              opts.Now, BeforeExecute: l.Refresh,
 	})
 	var cerr *sweep.ConfirmationError
 	if errors.As(err, &cerr) && rep != nil && rep.Plan != nil {

@@ -102,6 +102,7 @@ func TestADKFileListingMatchesFixture(t *testing.T) {
 							CreatedAt    string   `json:"created_at"`
 							CreatedAtMS  int64    `json:"created_at_ms"`
 							MetadataKeys []string `json:"metadata_keys"`
+							State        string   `json:"state"`
 						} `json:"items"`
 					}
 					jsonRun(t, &vs, append([]string{"artifacts", "versions", "--store", store, "--name", n.Name, "--all"}, scopeFlags(s)...)...)

@@ -7,7 +7,9 @@ import (
 
 func TestParseStoreURI(t *testing.T) {
 	u, err := ParseStoreURI("gs://my-bucket")
-	if err != nil || u.Scheme != SchemeGCS || u.String() != "gs://my-bucket/adk-artifacts/v1" {
+	// A bare bucket stays bare: the layout decides where its store lives
+	// (the Erlang layout under adk-artifacts/v1, Google ADK's at the root).
+	if err != nil || u.Scheme != SchemeGCS || u.String() != "gs://my-bucket" {
 		t.Fatalf("ParseStoreURI(gs://my-bucket) = %+v, %v", u, err)
 	}
 	for _, in := range []string{"", "s3://bucket/x", "gs://ab"} {

@@ -18,18 +18,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkReport -benchtime 5x ./pkg/quota/
 func BenchmarkReport(b *testing.B) {
-	const scopes, names, versions = 2000, 5, 10
-	root := os.Getenv("QUOTA_BENCH_DIR")
-	if root == "" {
-		root = b.TempDir()
-	}
-	done := filepath.Join(root, ".generated-2000x5x10")
-	if _, err := os.Stat(done); err != nil {
-		genBench(b, root, scopes, names, versions)
-		if err := os.WriteFile(done, nil, 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
+	root := benchStore(b)
 	st := openFS(b, root)
 	ctx := context.Background()
 	var r *Report
@@ -40,9 +29,30 @@ func BenchmarkReport(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if r.Store.Versions != scopes*names*versions || r.Store.Scopes != scopes || len(r.Scopes) != scopes {
+	if r.Store.Versions != benchScopes*benchNames*benchVersions || r.Store.Scopes != benchScopes || len(r.Scopes) != benchScopes {
 		b.Fatalf("report: %d versions, %d scopes", r.Store.Versions, r.Store.Scopes)
 	}
 	b.ReportMetric(float64(r.Store.Versions), "versions")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Store.Versions), "ns/version")
+}
+
+// The shape of the benchmark store.
+const benchScopes, benchNames, benchVersions = 2000, 5, 10
+
+// benchStore returns the root of the benchmark store: 100,000 published
+// versions in 2,000 session scopes (5 names of 10 versions each),
+// generated in a temporary directory, or once in $QUOTA_BENCH_DIR.
+func benchStore(b *testing.B) string {
+	root := os.Getenv("QUOTA_BENCH_DIR")
+	if root == "" {
+		root = b.TempDir()
+	}
+	done := filepath.Join(root, ".generated-2000x5x10")
+	if _, err := os.Stat(done); err != nil {
+		genBench(b, root, benchScopes, benchNames, benchVersions)
+		if err := os.WriteFile(done, nil, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return root
 }

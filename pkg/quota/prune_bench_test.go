@@ -2,8 +2,6 @@ package quota
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,18 +16,7 @@ import (
 //
 //	QUOTA_BENCH_DIR=/dev/shm/quota-bench go test -run '^$' -bench 'BenchmarkReport|BenchmarkPrunePlan' -benchtime 3x -count 2 ./pkg/quota/
 func BenchmarkPrunePlan(b *testing.B) {
-	const scopes, names, versions = 2000, 5, 10
-	root := os.Getenv("QUOTA_BENCH_DIR")
-	if root == "" {
-		root = b.TempDir()
-	}
-	done := filepath.Join(root, ".generated-2000x5x10")
-	if _, err := os.Stat(done); err != nil {
-		genBench(b, root, scopes, names, versions)
-		if err := os.WriteFile(done, nil, 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
+	root := benchStore(b)
 	st := artifacts.NewStore(openFS(b, root))
 	ctx := context.Background()
 	opts := retention.Options{Store: "file://" + root, Policy: retention.Policy{KeepLast: 3}, Now: time.Now()}
@@ -41,8 +28,8 @@ func BenchmarkPrunePlan(b *testing.B) {
 		}
 	}
 	t := p.Totals
-	if t.PrunedVersions+t.KeptVersions != scopes*names*versions || t.Scopes != scopes || t.PrunedVersions != scopes*names*(versions-3) {
+	if t.PrunedVersions+t.KeptVersions != benchScopes*benchNames*benchVersions || t.Scopes != benchScopes || t.PrunedVersions != benchScopes*benchNames*(benchVersions-3) {
 		b.Fatalf("plan: %+v", t)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(scopes*names*versions), "ns/version")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(benchScopes*benchNames*benchVersions), "ns/version")
 }

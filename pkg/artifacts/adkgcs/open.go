@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	"github.com/agentstore/agentstore/internal/gcserr"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
@@ -91,10 +92,10 @@ func (l *Layout) sample(ctx context.Context, loc artifacts.Location, n int) (nam
 }
 
 func classifyOpen(ctx context.Context, loc artifacts.Location, err error) error {
-	if gcsstore.IsNotExist(err) {
+	if gcserr.IsNotExist(err) {
 		return artifacts.Errorf(artifacts.CodeNotFound, "open", nil, "bucket %q does not exist", loc.Bucket)
 	}
-	return gcsstore.Classify(ctx, "open", err, "bucket %q is not readable", loc.Bucket)
+	return gcserr.Classify(ctx, "open", err, "bucket %q is not readable", loc.Bucket)
 }
 
 // Detect reports whether the root holds ADK version objects (one among the

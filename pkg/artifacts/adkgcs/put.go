@@ -13,8 +13,8 @@ import (
 
 	"cloud.google.com/go/storage"
 
+	"github.com/agentstore/agentstore/internal/gcserr"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
 
 // errTaken says a concurrent writer holds the number a Put tried.
@@ -70,7 +70,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	}
 	nv, err := s.versions(cctx, scope, name)
 	if err != nil {
-		return artifacts.Record{}, gcsstore.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+		return artifacts.Record{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
 	}
 	next, f := s.first, formKept
 	if len(nv.objects) > 0 {
@@ -95,7 +95,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 		}
 		again, err := s.versions(cctx, scope, name)
 		if err != nil {
-			return artifacts.Record{}, gcsstore.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+			return artifacts.Record{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
 		}
 		next++
 		if n := len(again.objects); n > 0 {
@@ -272,11 +272,11 @@ func (u *upload) stream(ctx context.Context, name string, r io.Reader) (*storage
 }
 
 func (u *upload) writeErr(ctx context.Context, name string, err error) error {
-	if gcsstore.HTTPCode(err) == 412 {
+	if gcserr.HTTPCode(err) == 412 {
 		return errTaken
 	}
 	if e := artifacts.CodeOf(err); e == artifacts.CodeTooLarge || e == artifacts.CodeIO {
 		return err
 	}
-	return gcsstore.Classify(ctx, "put", err, "%s", fmt.Sprintf("writing object %s", name)).With(u.scope, u.name, 0)
+	return gcserr.Classify(ctx, "put", err, "%s", fmt.Sprintf("writing object %s", name)).With(u.scope, u.name, 0)
 }

@@ -35,6 +35,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	"github.com/agentstore/agentstore/internal/gcserr"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
@@ -135,7 +136,7 @@ func Open(ctx context.Context, client *storage.Client, bucket, root string, opts
 	defer cancel()
 	first, err := s.detectFirst(cctx)
 	if err != nil {
-		return nil, gcsstore.Classify(cctx, op, err, "bucket %q is not readable", bucket)
+		return nil, gcserr.Classify(cctx, op, err, "bucket %q is not readable", bucket)
 	}
 	s.first = first
 	return s, nil
@@ -403,7 +404,7 @@ func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name
 	}
 	nv, err := s.versions(ctx, scope, name)
 	if err != nil {
-		return object{}, gcsstore.Classify(ctx, op, err, "listing versions")
+		return object{}, gcserr.Classify(ctx, op, err, "listing versions")
 	}
 	if len(nv.objects) == 0 {
 		return object{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version")
@@ -434,7 +435,7 @@ func (s *Store) Stat(ctx context.Context, scope artifacts.Scope, name string, ve
 	defer cancel()
 	o, err := s.find(cctx, op, scope, name, version)
 	if err != nil {
-		return artifacts.Record{}, gcsstore.Classify(cctx, op, err, "").With(scope, name, version)
+		return artifacts.Record{}, gcserr.Classify(cctx, op, err, "").With(scope, name, version)
 	}
 	return o.record(), nil
 }
@@ -454,7 +455,7 @@ func (s *Store) GetRange(ctx context.Context, scope artifacts.Scope, name string
 	o, err := s.find(cctx, op, scope, name, version)
 	cancel()
 	if err != nil {
-		return nil, gcsstore.Classify(ctx, op, err, "").With(scope, name, version)
+		return nil, gcserr.Classify(ctx, op, err, "").With(scope, name, version)
 	}
 	return s.open(ctx, o, offset, length)
 }
@@ -472,7 +473,7 @@ func (s *Store) OpenPayload(ctx context.Context, rec artifacts.Record) (*artifac
 	o, err := s.find(cctx, op, rec.Scope, rec.Name, rec.Version)
 	cancel()
 	if err != nil {
-		return nil, gcsstore.Classify(ctx, op, err, "").With(rec.Scope, rec.Name, rec.Version)
+		return nil, gcserr.Classify(ctx, op, err, "").With(rec.Scope, rec.Name, rec.Version)
 	}
 	if o.attrs.Generation != gen {
 		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "object %s was overwritten since it was listed (generation %d, listed %d)", o.name, o.attrs.Generation, gen).With(rec.Scope, rec.Name, rec.Version)
@@ -494,7 +495,7 @@ func (s *Store) DeleteExact(ctx context.Context, scope artifacts.Scope, name str
 	}
 	o, err := s.find(cctx, op, scope, name, ref.Version)
 	if err != nil {
-		return artifacts.Record{}, gcsstore.Classify(cctx, op, err, "").With(scope, name, ref.Version)
+		return artifacts.Record{}, gcserr.Classify(cctx, op, err, "").With(scope, name, ref.Version)
 	}
 	// Delete the generation planned, whatever the listing says now: the
 	// service refuses it when the object was overwritten.
@@ -523,10 +524,10 @@ func (s *Store) open(ctx context.Context, o object, offset, length int64) (*arti
 	if length > 0 {
 		r, err := s.obj(o.name).Generation(o.attrs.Generation).NewRangeReader(ctx, offset, length)
 		if err != nil {
-			if gcsstore.IsNotExist(err) {
+			if gcserr.IsNotExist(err) {
 				return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "object %s was deleted", o.name).With(rec.Scope, rec.Name, rec.Version)
 			}
-			return nil, gcsstore.Classify(ctx, op, err, "reading object %s", o.name).With(rec.Scope, rec.Name, rec.Version)
+			return nil, gcserr.Classify(ctx, op, err, "reading object %s", o.name).With(rec.Scope, rec.Name, rec.Version)
 		}
 		body = r
 	}
@@ -578,7 +579,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 	}
 	l, err := s.list(cctx, scopePrefix(scope), true)
 	if err != nil {
-		return artifacts.NamePage{}, gcsstore.Classify(cctx, op, err, "listing %s", s.root+scopePrefix(scope)).With(scope, "", 0)
+		return artifacts.NamePage{}, gcserr.Classify(cctx, op, err, "listing %s", s.root+scopePrefix(scope)).With(scope, "", 0)
 	}
 	var objs []object
 	for _, o := range l.objects {
@@ -619,7 +620,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	}
 	nv, err := s.versions(cctx, scope, name)
 	if err != nil {
-		return artifacts.VersionPage{}, gcsstore.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+		return artifacts.VersionPage{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
 	}
 	if len(nv.objects) == 0 {
 		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version").With(scope, name, 0)
@@ -663,7 +664,7 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	}
 	nv, err := s.versions(cctx, scope, name)
 	if err != nil {
-		return nil, gcsstore.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+		return nil, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
 	}
 	published := make([]int64, len(nv.objects))
 	for i, o := range nv.objects {
@@ -701,14 +702,14 @@ func (s *Store) deleteGen(ctx context.Context, op string, o object) error {
 	switch {
 	case err == nil:
 		return nil
-	case gcsstore.IsNotExist(err):
+	case gcserr.IsNotExist(err):
 		// That generation is gone: overwritten, or deleted.
 		if _, aerr := s.obj(o.name).Attrs(ctx); aerr == nil {
 			return overwritten()
 		}
 		return artifacts.Errorf(artifacts.CodeNotFound, op, nil, "object %s was deleted meanwhile", o.name).With(o.p.scope, o.p.name, o.p.version)
-	case gcsstore.HTTPCode(err) == 412:
+	case gcserr.HTTPCode(err) == 412:
 		return overwritten()
 	}
-	return gcsstore.Classify(ctx, op, err, "deleting object %s", o.name).With(o.p.scope, o.p.name, o.p.version)
+	return gcserr.Classify(ctx, op, err, "deleting object %s", o.name).With(o.p.scope, o.p.name, o.p.version)
 }

@@ -8,8 +8,8 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	"github.com/agentstore/agentstore/internal/gcserr"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
 
 // Walk lists every object below the root in one flat listing (names,
@@ -65,7 +65,7 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 			break
 		}
 		if err != nil {
-			return gcsstore.Classify(cctx, op, err, "listing gs://%s/%s", s.bucket, s.root)
+			return gcserr.Classify(cctx, op, err, "listing gs://%s/%s", s.bucket, s.root)
 		}
 		rel := strings.TrimPrefix(a.Name, s.root)
 		p, perr := parseObject(rel)

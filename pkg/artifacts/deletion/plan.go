@@ -215,9 +215,14 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 		}
 	}
 	if caps := st.Capabilities(); caps.ReusesVersions {
-		next, err := NextAfter(ctx, st, scope, name, body.Versions)
-		if err != nil {
-			return Plan{}, err
+		// An all-versions plan already listed every version: the next
+		// save takes the first number. Others list the name once more.
+		next := caps.FirstVersion
+		if sel.Kind != artifacts.SelectAll {
+			var err error
+			if next, err = NextAfter(ctx, st, scope, name, body.Versions); err != nil {
+				return Plan{}, err
+			}
 		}
 		if next >= 0 {
 			body.ReusedNumber = &next

@@ -21,23 +21,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"io"
-	"net"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"cloud.google.com/go/storage"
 	"github.com/googleapis/gax-go/v2"
-	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 
+	"github.com/agentstore/agentstore/internal/gcserr"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -343,79 +338,11 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// httpCode returns the HTTP status of a Cloud Storage error, 0 if none.
-func httpCode(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		return ge.Code
-	}
-	return 0
-}
-
-func isPrecondition(err error) bool { return httpCode(err) == 412 }
-
-func isNotExist(err error) bool {
-	return errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) || httpCode(err) == 404
-}
-
-// Classify turns an error of the storage client into an *artifacts.Error
-// with the adapter's codes (timeout, canceled, not_found, permission_denied,
-// conflict for a failed precondition, unavailable, io_error), for code
-// outside the adapter that uses the client directly, such as the
-// google-adk-gcs driver.
-func Classify(ctx context.Context, op string, err error, format string, args ...any) *artifacts.Error {
-	return classify(ctx, op, err, format, args...)
-}
-
-// IsNotExist reports whether err says an object or bucket does not exist.
-func IsNotExist(err error) bool { return isNotExist(err) }
-
-// HTTPCode returns the HTTP status of a Cloud Storage error, 0 if none.
-func HTTPCode(err error) int { return httpCode(err) }
-
-// classify turns an error of the storage client into an *artifacts.Error:
-// a done context is a timeout (or cancellation), 404 not found, 401 and 403
-// permission denied, 412 a conflict, 408, 429, 5xx and connection failures
-// unavailable. *artifacts.Error values pass through.
-func classify(ctx context.Context, op string, err error, format string, args ...any) *artifacts.Error {
-	var e *artifacts.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	code := artifacts.CodeIO
-	switch c := httpCode(err); {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-		code = artifacts.CodeTimeout
-	case ctx.Err() != nil, errors.Is(err, context.Canceled):
-		code = artifacts.CodeCanceled
-	case isNotExist(err):
-		code = artifacts.CodeNotFound
-	case c == 401 || c == 403:
-		code = artifacts.CodePermission
-	case c == 412:
-		code = artifacts.CodeConflict
-	case c == 408 || c == 429 || c >= 500:
-		code = artifacts.CodeUnavailable
-	case c != 0:
-		code = artifacts.CodeIO
-	case isConnErr(err):
-		code = artifacts.CodeUnavailable
-	}
-	return artifacts.Errorf(code, op, err, format, args...)
-}
-
-// isConnErr reports whether err is a transport failure: the service could
-// not be reached or dropped the connection.
-func isConnErr(err error) bool {
-	var ne net.Error
-	var ue *url.Error
-	var oe *net.OpError
-	switch {
-	case errors.As(err, &oe), errors.As(err, &ue), errors.As(err, &ne):
-		return true
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return true
-	}
-	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "connection reset")
-}
+// The storage client's errors, classified once for both GCS drivers (see
+// package internal/gcserr).
+var (
+	classify       = gcserr.Classify
+	httpCode       = gcserr.HTTPCode
+	isNotExist     = gcserr.IsNotExist
+	isPrecondition = gcserr.IsPrecondition
+)

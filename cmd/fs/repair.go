@@ -97,7 +97,15 @@ only when its v-N.meta still does not exist right before the removal, and
 only the generation that was listed (a payload written again is never
 removed). A gs:// store is locked by the object .agentstore-repair.lock
 beside its artifacts (PREFIX/.agentstore-repair.lock), created only if it
-does not exist and taken over once it is older than 6 hours.`,
+does not exist and taken over once it is older than 6 hours.
+
+A google-adk-gcs store (Google ADK's GcsArtifactService) is checked, and
+nothing is removed: ADK writes each version as one object, so there is no
+half-published version to clean up. Repair reads every version object and
+reports those whose bytes fail the CRC32C Cloud Storage stored (with the
+command that deletes each), and the objects that are not versions of the
+layout (foreign, by name); a note says that nothing was removed. It takes
+no lock and changes no object.`,
 		Example: `  agentstore fs repair --store /var/lib/agentstore --dry-run
   agentstore fs repair --store /var/lib/agentstore -o json --metrics-file /var/lib/node_exporter/agentstore_repair.prom`,
 		Args: cobra.NoArgs,
@@ -117,7 +125,7 @@ does not exist and taken over once it is older than 6 hours.`,
 			return runRepair(cmd.Context(), opts)
 		},
 	}
-	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions found (records without payloads); the rest was repaired
+	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions (records without payloads, damaged bytes) or objects not part of the layout found; the rest was repaired
 5  another repair holds the lock on this store; nothing was changed`)
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.Grace, "grace", repair.DefaultGrace, "leave staged files and orphan payloads younger than this (0: remove all; unsafe with active writers)")
@@ -173,7 +181,10 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 			}
 		}()
 	}
-	if !opts.DryRun && gst == nil {
+	// A google-adk-gcs repair removes nothing (see
+	// adkgcs.Store.PlanRepair), so it needs no lock; only a filesystem
+	// store is locked by a file.
+	if !opts.DryRun && gst == nil && u.Scheme == artifacts.SchemeFile {
 		// The heartbeat is renewed only while the scan makes progress: a
 		// repair stuck for RepairStallAfter gives its lock up to go stale.
 		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair", StallAfter: RepairStallAfter})
@@ -215,7 +226,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		},
 		BeforeExecute: beforeExecute,
 	}
-	if gst != nil {
+	if u.Scheme != artifacts.SchemeFile {
 		ropts.StoreArg = u.String()
 	}
 	rep, err := repair.Run(ctx, st, ropts)
@@ -247,9 +258,23 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		printRepair(opts.IO, u, layout, rep)
 	}
 	if rep.Corrupt > 0 {
-		return problems(rep.Corrupt)
+		corrupt, foreign := splitForeign(rep.CorruptItems)
+		return found(int64(len(corrupt)), int64(len(foreign)))
 	}
 	return nil
+}
+
+// splitForeign separates the items that are not part of the layout (code
+// foreign) from the corrupt versions.
+func splitForeign(items []repair.CorruptItem) (corrupt, foreign []repair.CorruptItem) {
+	for _, it := range items {
+		if it.Code == artifacts.CodeForeign {
+			foreign = append(foreign, it)
+		} else {
+			corrupt = append(corrupt, it)
+		}
+	}
+	return corrupt, foreign
 }
 
 func boolFloat(b bool) float64 {
@@ -271,8 +296,12 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 		fmt.Fprint(w, st.Warn(" (dry run: nothing was changed)"))
 	}
 	fmt.Fprintln(w)
+	corrupt, foreign := splitForeign(rep.CorruptItems)
 	fmt.Fprintf(w, "scanned %d files: %s %d, %d reservations preserved, %d corrupt",
-		rep.Scanned, verb, rep.Removed, rep.ReservationsPreserved, rep.Corrupt)
+		rep.Scanned, verb, rep.Removed, rep.ReservationsPreserved, len(corrupt))
+	if len(foreign) > 0 {
+		fmt.Fprintf(w, ", %d not part of the layout", len(foreign))
+	}
 	if rep.Young > 0 {
 		fmt.Fprintf(w, ", %d younger than the grace period left alone", rep.Young)
 	}
@@ -302,7 +331,14 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 			fmt.Fprintf(w, "  %s: %s\n", it.Path, it.Reason)
 		}
 	}
-	corruptSection(ios, st, rep.CorruptItems)
+	corruptSection(ios, st, corrupt)
+	foreignSection(ios, st, foreign)
+	if len(rep.Notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "note: %s\n", output.Escape(n))
+		}
+	}
 }
 
 // age formats a file age compactly: 45s, 12m, 3h, 4d.

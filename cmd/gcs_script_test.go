@@ -251,7 +251,7 @@ func startEmulatorOnce(ts *testscript.TestScript, bin, data string) (*gcsEmulato
 		"-port", strconv.Itoa(port),
 		"-data", data,
 		"-public-host", host,
-		"-external-url", "http://"+host,
+		"-external-url", "http://" + host,
 		"-log-level", "error",
 	}
 	c := exec.Command(bin, append(args, emulatorBackendArgs(ts)...)...)

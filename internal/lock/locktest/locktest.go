@@ -105,6 +105,28 @@ func Run(t *testing.T, newBackend func(t *testing.T) lock.Backend) {
 				t.Fatal(a.Err())
 			}
 		}},
+		{"BackgroundHeartbeatRenews", func(t *testing.T, b lock.Backend, c *Clock) {
+			o := opts(c, "first holder")
+			o.RefreshInterval = 10 * time.Millisecond
+			a := mustAcquire(t, b, o)
+			defer a.Release()
+			c.Advance(staleAfter + time.Hour)
+			want := c.Now()
+			// Wait for the background heartbeat, polling the lock (it is
+			// not observable otherwise); one that never comes fails the
+			// test by its timeout, whatever the speed of the machine.
+			for !inspect(t, b, c).Refreshed.Equal(want) {
+				time.Sleep(5 * time.Millisecond) // polling interval
+			}
+			if st := inspect(t, b, c); st.Stale {
+				t.Fatalf("a lock with a live heartbeat is stale: %+v", st)
+			}
+			_, err := lock.AcquireBackend(context.Background(), b, opts(c, "second holder"))
+			wantHeld(t, err)
+			if a.Err() != nil {
+				t.Fatal(a.Err())
+			}
+		}},
 		{"StoppedHeartbeatGoesStale", func(t *testing.T, b lock.Backend, c *Clock) {
 			a := mustAcquire(t, b, opts(c, "first holder"))
 			defer a.Release()

@@ -332,7 +332,9 @@ func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 	st := output.NewStyles(opts.IO)
 	var total int64
 	for _, v := range plan.Versions {
-		total += v.Size
+		if v.State != deletion.StateCorrupt {
+			total += v.Size // a corrupt version's Size is its record file's
+		}
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "%s %s (%s) of %q\n", st.Bold("Plan: delete"), countVersions(len(plan.Versions)), output.Size(total), plan.Name)
@@ -347,10 +349,24 @@ func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 		fmt.Fprintf(w, "  %s v%d is broken: %s\n", st.Warn("broken:"), b.Version, b.Reason)
 	}
 	fmt.Fprintln(w)
-	t := output.NewTable(opts.IO, "VERSION", "SIZE", "DIGEST")
-	t.NoTruncate(0, 1)
+	broken := map[int64]bool{}
+	for _, b := range plan.Broken {
+		broken[b.Version] = true
+	}
+	t := output.NewTable(opts.IO, "VERSION", "STATE", "SIZE", "DIGEST")
+	t.NoTruncate(0, 1, 2)
 	for _, v := range plan.Versions {
-		t.Row(strconv.FormatInt(v.Version, 10), output.Size(v.Size), v.Digest)
+		state := "ok"
+		if broken[v.Version] {
+			state = deletion.StateCorrupt
+		}
+		if v.State == deletion.StateCorrupt {
+			// Bound to its files (see the JSON plan): no payload size or
+			// digest is known.
+			t.Row(strconv.FormatInt(v.Version, 10), state, "-", "-")
+			continue
+		}
+		t.Row(strconv.FormatInt(v.Version, 10), state, output.Size(v.Size), v.Digest)
 	}
 	return t.Render()
 }

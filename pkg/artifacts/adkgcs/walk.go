@@ -58,9 +58,10 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 // It calls scope once per scope that holds versions, as the listing
 // reaches the end of the scope's objects (Cloud Storage lists by name, so
 // a scope's objects come together), with the scope's objects grouped by
-// name. It calls foreign once per object that is not a version of the layout, and
-// once per object shadowed by the other user-scope form of its name (see
-// group), after the scopes, in listing order.
+// name. It calls foreign once per object that is not a version of the
+// layout, and once per object shadowed by the other user-scope form of its
+// name (see group), after the scopes, in listing order. The store's lock
+// object is skipped, neither listed nor foreign.
 func (s *Store) scan(ctx context.Context, op string, listed func() error, scope func(artifacts.Scope, []nameVersions) error, foreign func(foreignObject)) error {
 	var (
 		cur      string // object prefix of the scope being gathered
@@ -95,12 +96,15 @@ func (s *Store) scan(ctx context.Context, op string, listed func() error, scope 
 		if err != nil {
 			return gcserr.Classify(ctx, op, err, "listing gs://%s/%s", s.bucket, s.root)
 		}
+		rel := strings.TrimPrefix(a.Name, s.root)
+		if isLockObject(rel) {
+			continue
+		}
 		if listed != nil {
 			if err := listed(); err != nil {
 				return err
 			}
 		}
-		rel := strings.TrimPrefix(a.Name, s.root)
 		p, perr := parseObject(rel)
 		if perr != nil {
 			others = append(others, foreignObject{name: a.Name, reason: perr.Error()})

@@ -43,11 +43,12 @@ func tooLargeHandler(_ context.Context, _ *mcp.ServerSession, p *tooLargeParams)
 // parse or invalid-request error (id null; batches are not supported),
 // and the session goes on.
 func (s *Server) ServeStdio(ctx context.Context, scope artifacts.Scope, r io.Reader, w io.Writer) error {
-	srv, err := s.ForSession(scope)
+	texts := newTextSlots()
+	srv, err := s.forSession(scope, texts)
 	if err != nil {
 		return err
 	}
-	err = srv.Run(ctx, &stdioTransport{r: r, w: w, limit: s.limits.MaxRequestBytes})
+	err = srv.Run(ctx, &stdioTransport{r: r, w: w, limit: s.limits.MaxRequestBytes, texts: texts})
 	if cerr := s.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -60,18 +61,19 @@ func (s *Server) ServeStdio(ctx context.Context, scope artifacts.Scope, r io.Rea
 // stdioTransport is the stdio mcp.Transport. Unlike the go-sdk's
 // IOTransport it writes a response's result, which the SDK has already
 // marshaled, as it is instead of validating and compacting it once more,
-// reads each line into one reused buffer and decodes it with one
-// encoding/json call, and answers a malformed line instead of ending the
-// session.
+// writes the large texts of tool results itself (see textSlots), reads
+// each line into one reused buffer and decodes it with one encoding/json
+// call, and answers a malformed line instead of ending the session.
 type stdioTransport struct {
 	r     io.Reader
 	w     io.Writer
 	limit int64
+	texts *textSlots // of the session's tool handlers; nil: none
 }
 
 // Connect starts the reader and returns the connection.
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &stdioConn{w: t.w, incoming: make(chan readResult), closed: make(chan struct{})}
+	c := &stdioConn{w: t.w, texts: t.texts, incoming: make(chan readResult), closed: make(chan struct{})}
 	l := &lineLimiter{r: bufio.NewReaderSize(t.r, 64<<10), limit: t.limit}
 	go c.readLoop(l)
 	return c, nil
@@ -87,9 +89,10 @@ type readResult struct {
 // lines so that Close can unblock Read (a read of stdin cannot be
 // interrupted); writes are serialised by wmu.
 type stdioConn struct {
-	wmu  sync.Mutex
-	w    io.Writer
-	wbuf []byte // reused between writes while small
+	wmu   sync.Mutex
+	w     io.Writer
+	wbuf  []byte // reused between writes while small
+	texts *textSlots
 
 	incoming  chan readResult
 	closed    chan struct{}
@@ -222,7 +225,7 @@ func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	buf, err := appendMessage(c.wbuf[:0], msg)
+	buf, err := appendMessage(c.wbuf[:0], msg, c.texts)
 	if err != nil {
 		return err
 	}
@@ -235,8 +238,9 @@ func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // appendMessage appends the JSON encoding of msg to buf, byte for byte
-// what jsonrpc.EncodeMessage returns.
-func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
+// what jsonrpc.EncodeMessage returns, with the placeholders of texts
+// replaced (texts may be nil).
+func appendMessage(buf []byte, msg jsonrpc.Message, texts *textSlots) ([]byte, error) {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok || resp.Error != nil || len(resp.Result) == 0 {
 		data, err := jsonrpc.EncodeMessage(msg)
@@ -266,7 +270,14 @@ func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
 	// The SDK marshaled the result with encoding/json: it is compact JSON
 	// already, which is all that encoding it again would check and do.
 	buf = append(buf, `,"result":`...)
-	buf = append(buf, resp.Result...)
+	if texts != nil && texts.pending() > 0 {
+		var err error
+		if buf, err = texts.appendResult(buf, resp.Result); err != nil {
+			return buf, err
+		}
+	} else {
+		buf = append(buf, resp.Result...)
+	}
 	return append(buf, '}'), nil
 }
 

@@ -44,7 +44,7 @@ func TestAppendMessage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := appendMessage([]byte("prefix"), c.msg)
+			got, err := appendMessage([]byte("prefix"), c.msg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentstore/agentstore/internal/osutil"
 )
 
 // direntBufs holds the getdents buffers: 64 KiB lists a directory of
@@ -81,7 +83,7 @@ func typeUnknown(rc syscall.RawConn, ents []typedEntry) ([]typedEntry, error) {
 		case serr != nil:
 			return nil, &fs.PathError{Op: "lstat", Path: ents[i].name, Err: serr}
 		default:
-			ents[i].typ = modeOfStat(st.Mode)
+			ents[i].typ = osutil.ModeType(st.Mode)
 		}
 	}
 	return slices.DeleteFunc(ents, func(e typedEntry) bool { return e.name == "" }), nil
@@ -137,43 +139,13 @@ func (ds *dirents) entries() []typedEntry {
 	return out
 }
 
-// direntMode is the fs.FileMode of a getdents type, modeUnknown for
-// DT_UNKNOWN and anything else.
+// direntMode is the fs.FileMode of a getdents type (on Linux the type
+// bits of a stat mode shifted right by 12), modeUnknown for DT_UNKNOWN and
+// anything else.
 func direntMode(typ byte) fs.FileMode {
-	switch typ {
-	case unix.DT_REG:
-		return 0
-	case unix.DT_DIR:
-		return fs.ModeDir
-	case unix.DT_LNK:
-		return fs.ModeSymlink
-	case unix.DT_FIFO:
-		return fs.ModeNamedPipe
-	case unix.DT_SOCK:
-		return fs.ModeSocket
-	case unix.DT_CHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.DT_BLK:
-		return fs.ModeDevice
+	m := osutil.ModeType(uint32(typ) << 12)
+	if typ == unix.DT_UNKNOWN || m == fs.ModeIrregular {
+		return modeUnknown
 	}
-	return modeUnknown
-}
-
-// modeOfStat is the type of a stat mode as an fs.FileMode.
-func modeOfStat(mode uint32) fs.FileMode {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return 0
+	return m
 }

@@ -168,3 +168,8 @@ func ModeType(m uint32) fs.FileMode {
 	}
 	return fs.ModeIrregular
 }
+
+// Unlock releases the advisory lock (flock) f holds.
+func Unlock(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}

@@ -67,6 +67,8 @@ const (
 
 // VersionsResult is the JSON output of "artifacts versions".
 type VersionsResult struct {
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	Scope Scope         `json:"scope"`
 	Name  string        `json:"name"`
 	Items []VersionItem `json:"items"`
@@ -93,7 +95,7 @@ after --cursor V, the last version of the previous page. --all follows
 every page.
 
 JSON:
-  {"scope": S, "name", "items": [{"version", "size", "digest", "mime_type",
+  {"store", "layout", "scope": S, "name", "items": [{"version", "size", "digest", "mime_type",
    "created_at", "created_at_ms", "metadata_keys", "state", "reason"}],
    "next_cursor": V|null}`,
 		Example: `  agentstore artifacts versions --store /var/lib/agents --app demo-a \
@@ -166,9 +168,12 @@ func runVersions(ctx context.Context, opts *VersionsOptions) error {
 		opts.Logger().Warn(fmt.Sprintf("%d %s broken: %s",
 			len(broken), plural(len(broken), "version is", "versions are"), strings.Join(broken, "; ")))
 	}
+	name := cmdutil.NameStore(u, st)
+	res.StoreJSON = name.JSON()
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
+	fmt.Fprintf(opts.IO.Out, "%s, scope %s\n", name.Line(output.NewStyles(opts.IO)), opts.Scope)
 	t := output.NewTable(opts.IO, "VERSION", "STATE", "SIZE", "DIGEST", "MIME TYPE", "CREATED", "METADATA KEYS")
 	t.NoTruncate(0, 1, 2, 5)
 	for _, it := range res.Items {

@@ -105,6 +105,11 @@ type Plan struct {
 	// PlanID is ID() of the body: lowercase hex SHA-256 of its canonical
 	// JSON.
 	PlanID string `json:"plan_id"`
+	// Layout is the layout of the store, for the reader (ComputePlan
+	// fills it). It is not part of the body plan_id hashes, so plans made
+	// before it was added still confirm; a confirmation that names a
+	// layout must name the store's (see Confirmation.Match).
+	Layout string `json:"layout,omitempty"`
 }
 
 // Canonical returns the canonical JSON of the body: the PlanBody struct
@@ -229,7 +234,9 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 			body.Note = ReuseNote(caps.Layout, next)
 		}
 	}
-	return NewPlan(body)
+	p, err := NewPlan(body)
+	p.Layout = st.Capabilities().Layout
+	return p, err
 }
 
 // NextAfter returns the number a layout that reuses numbers
@@ -397,6 +404,11 @@ func (c Confirmation) Match(cur Plan) error {
 			"refused: the confirmed plan is for %s %q in %s of %s by %s, not for this command (%s %q in %s of %s by %s); nothing was deleted",
 			p.Action, p.Name, describeScope(p.Scope), p.Store, p.Selector,
 			cur.Action, cur.Name, describeScope(cur.Scope), cur.Store, cur.Selector)}
+	}
+	if p.Layout != "" && cur.Layout != "" && p.Layout != cur.Layout {
+		return &plan.ConfirmationError{Msg: fmt.Sprintf(
+			"refused: the confirmed plan is for a store of layout %s, but %s is now read as %s; nothing was deleted",
+			p.Layout, cur.Store, cur.Layout)}
 	}
 	if p.PlanID != cur.PlanID {
 		return &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(

@@ -261,7 +261,7 @@ func ListNames(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, 
 }
 
 func printNames(opts *ListOptions, name cmdutil.StoreName, res ListResult) error {
-	fmt.Fprintf(opts.IO.Out, "%s, scope %s\n", name.Line(output.NewStyles(opts.IO)), opts.Scope)
+	fmt.Fprintln(opts.IO.Out, name.Line(output.NewStyles(opts.IO)))
 	t := output.NewTable(opts.IO, "NAME", "LATEST", "VERSIONS", "SIZE", "MIME TYPE", "CREATED")
 	t.NoTruncate(1, 2, 3, 5)
 	for _, it := range res.Items {

@@ -173,7 +173,7 @@ func runVersions(ctx context.Context, opts *VersionsOptions) error {
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
-	fmt.Fprintf(opts.IO.Out, "%s, scope %s\n", name.Line(output.NewStyles(opts.IO)), opts.Scope)
+	fmt.Fprintln(opts.IO.Out, name.Line(output.NewStyles(opts.IO)))
 	t := output.NewTable(opts.IO, "VERSION", "STATE", "SIZE", "DIGEST", "MIME TYPE", "CREATED", "METADATA KEYS")
 	t.NoTruncate(0, 1, 2, 5)
 	for _, it := range res.Items {

@@ -110,8 +110,8 @@ version whose bytes the layout could change under the same number (a GCS
 object generation, a file's size and time); state is "corrupt" for a record
 that does not decode.
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON: the plan
-without plan_id and layout, marshalled by Go's encoding/json with the fields in exactly
-the order above (scope: kind, app, user, session, leaving out the parts its
+without plan_id and layout, marshalled by Go's encoding/json with the
+fields in exactly the order above (scope: kind, app, user, session, leaving out the parts its
 kind does not have; versions: version, size, digest), no indentation, no
 whitespace, no trailing newline, and HTML escaping off ("<", ">" and "&"
 are not escaped). store is the canonical store URI (file:///ABS/PATH or

@@ -112,11 +112,12 @@ Sizes are human-readable in tables and exact bytes in JSON. Payload bytes
 and custom metadata are never printed.
 
 JSON with a scope:
-  {"store", "layout", "scope": S, "items": [{"name", "latest_version", "versions", "size",
-   "mime_type", "created_at", "created_at_ms"}], "next_cursor": NAME|null}
+  {"store", "layout", "scope": S, "items": [{"name", "latest_version",
+   "versions", "size", "mime_type", "created_at", "created_at_ms"}],
+   "next_cursor": NAME|null}
 JSON without a scope:
-  {"store", "layout", "items": [{"scope": S, "names", "versions", "bytes", "problems",
-   "unreadable"}]}
+  {"store", "layout", "items": [{"scope": S, "names", "versions", "bytes",
+   "problems", "unreadable"}]}
 where store is the store's URI (as --store takes it) and layout its
 layout, S is {"kind", "app", "user", "session"} with the parts its kind has,
 created_at is RFC 3339 UTC with milliseconds, and created_at_ms the stored

@@ -95,8 +95,9 @@ after --cursor V, the last version of the previous page. --all follows
 every page.
 
 JSON:
-  {"store", "layout", "scope": S, "name", "items": [{"version", "size", "digest", "mime_type",
-   "created_at", "created_at_ms", "metadata_keys", "state", "reason"}],
+  {"store", "layout", "scope": S, "name", "items": [{"version", "size",
+   "digest", "mime_type", "created_at", "created_at_ms", "metadata_keys",
+   "state", "reason"}],
    "next_cursor": V|null}`,
 		Example: `  agentstore artifacts versions --store /var/lib/agents --app demo-a \
       --user user-42 --session session-7 --name reports/summary.txt

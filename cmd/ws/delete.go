@@ -106,16 +106,17 @@ deleted this way. The plan:
    "artifacts": [{"name", "versions": [{"version", "size", "digest", "token"}]}],
    "plan_id", "layout"}
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON (without
-plan_id and layout, fields in that order, no whitespace, HTML escaping off). A
-workspace touched, or an artifact version added, deleted or rewritten
-since makes the confirmation stale (exit 4, nothing deleted).
+plan_id and layout, fields in that order, no whitespace, HTML escaping
+off). A workspace touched, or an artifact version added, deleted or
+rewritten since makes the confirmation stale (exit 4, nothing deleted).
 
 The delete takes the scratch root's sweep lock (.agentstore-sweep.lock): a
 running sweep or delete makes it exit with status 5.
 
-With -o json: {"store", "layout", "scratch", "scope", "dir", "workspace": {"dir", "scope",
-"decision", "reason", "snapshot_version", ...} | null, "recovered": [...],
-"deleted": [{"name", "version", "size", "digest"}], "plan_id"}.`,
+With -o json: {"store", "layout", "scratch", "scope", "dir",
+"workspace": {"dir", "scope", "decision", "reason", "snapshot_version",
+...} | null, "recovered": [...], "deleted": [{"name", "version", "size",
+"digest"}], "plan_id"}.`,
 		Example: `  # snapshot, verify, then remove
   agentstore ws delete --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
       --app demo-a --user user-42 --session session-7

@@ -58,9 +58,9 @@ FIFOs, sockets and devices are left out, and every one is listed (path and
 kind); the command then exits with status 3, and "ws sweep" never removes
 the workspace.
 
-With -o json: {"store","layout","scratch","scope","version","files","bytes","digest","size",
-"unchanged","omitted":[{"path","kind"}]}; bytes counts the files' bytes,
-size the archive's.`,
+With -o json: {"store","layout","scratch","scope","version","files",
+"bytes","digest","size","unchanged","omitted":[{"path","kind"}]}; bytes
+counts the files' bytes, size the archive's.`,
 		Example: `  agentstore ws snapshot --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
     --app demo-a --user user-42 --session session-7`,
 		Args: cobra.NoArgs,

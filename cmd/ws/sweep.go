@@ -148,7 +148,8 @@ the command exits with status 4, changing nothing. The plan:
    "items": [{"dir", "scope", "bytes", "files", "last_access", "fingerprint"}],
    "plan_id", "store", "layout"}
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON (the plan
-without plan_id, store and layout, fields in that order, no whitespace, HTML escaping off).
+without plan_id, store and layout, fields in that order, no whitespace,
+HTML escaping off).
 --confirm takes the plan's JSON or its plan_id, --confirm-file a file
 holding the plan ("-": standard input); a workspace touched, added or
 removed since makes it stale (exit 4, nothing removed).
@@ -159,9 +160,9 @@ its process is gone); a second sweep exits with status 5. A dry run takes
 no lock. With --metrics-file FILE it writes Prometheus textfile metrics
 atomically.
 
-With -o json: {"store", "layout", "dry_run", "items": [{"dir", "scope", "decision", "reason",
-"snapshot_version", "bytes", "files", "last_access", "idle_seconds",
-"code", "omitted"}], "removed", "kept", "skipped", "cleaned",
+With -o json: {"store", "layout", "dry_run", "items": [{"dir", "scope",
+"decision", "reason", "snapshot_version", "bytes", "files", "last_access",
+"idle_seconds", "code", "omitted"}], "removed", "kept", "skipped", "cleaned",
 "bytes_removed", "scratch"}; removed counts what a dry run would remove,
 kept includes skipped (the table and the metrics count the same way).`,
 		Example: `  agentstore ws sweep --scratch /var/lib/agents/scratch --store /var/lib/agents/store --idle 24h --dry-run

@@ -91,6 +91,8 @@ func TestADKFileListingMatchesFixture(t *testing.T) {
 				jsonRun(t, &names, append([]string{"artifacts", "list", "--store", store, "--all"}, scopeFlags(s)...)...)
 				for _, n := range names.Items {
 					var vs struct {
+						Store      string          `json:"store"`
+						Layout     string          `json:"layout"`
 						Scope      artifacts.Scope `json:"scope"`
 						Name       string          `json:"name"`
 						NextCursor *string         `json:"next_cursor"`

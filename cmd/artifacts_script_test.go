@@ -300,8 +300,10 @@ func jsonRunWarned(t *testing.T, v any, warning string, args ...string) {
 }
 
 type listJSON struct {
-	Scope map[string]string `json:"scope"`
-	Items []struct {
+	Store  string            `json:"store"`
+	Layout string            `json:"layout"`
+	Scope  map[string]string `json:"scope"`
+	Items  []struct {
 		Name          string `json:"name"`
 		LatestVersion int64  `json:"latest_version"`
 		Versions      int    `json:"versions"`
@@ -314,9 +316,11 @@ type listJSON struct {
 }
 
 type versionsJSON struct {
-	Scope map[string]string `json:"scope"`
-	Name  string            `json:"name"`
-	Items []struct {
+	Store  string            `json:"store"`
+	Layout string            `json:"layout"`
+	Scope  map[string]string `json:"scope"`
+	Name   string            `json:"name"`
+	Items  []struct {
 		Version      int64    `json:"version"`
 		Size         int64    `json:"size"`
 		Digest       string   `json:"digest"`

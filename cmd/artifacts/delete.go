@@ -59,6 +59,8 @@ type DeletedVersion struct {
 
 // DeleteResult is the JSON output of a confirmed "artifacts delete".
 type DeleteResult struct {
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	Deleted []DeletedVersion `json:"deleted"`
 	PlanID  string           `json:"plan_id"`
 }
@@ -106,7 +108,7 @@ The plan:
   {"action": "delete", "store": URI, "scope": S, "name": NAME,
    "selector": "version=V" | "latest" | "all-versions",
    "versions": [{"version", "size", "digest", "token", "state"}],
-   "reused_number": N, "note": TEXT, "plan_id": ID,
+   "reused_number": N, "note": TEXT, "plan_id": ID, "layout": LAYOUT,
    "broken": [{"version", "reason"}]}
 token, state, reused_number and note appear only when set: token binds a
 version whose bytes the layout could change under the same number (a GCS
@@ -114,14 +116,17 @@ object generation, a file's size and time); state is "corrupt" for a record
 that does not decode. broken appears only when set and is not part of
 what plan_id hashes.
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON: the plan
-without plan_id, marshalled by Go's encoding/json with the fields in exactly
-the order above (scope: kind, app, user, session, leaving out the parts its
-kind does not have; versions: version, size, digest), no indentation, no
+without plan_id, layout and broken, marshalled by Go's encoding/json with
+the fields in exactly the order above (scope: kind, app, user, session,
+leaving out the parts its kind does not have; versions: version, size,
+digest), no indentation, no
 whitespace, no trailing newline, and HTML escaping off ("<", ">" and "&"
 are not escaped). store is the canonical store URI (file:///ABS/PATH or
-gs://BUCKET/PREFIX).
+gs://BUCKET/PREFIX); layout names the store's layout (a plan without it,
+made by an earlier version, still confirms).
 
-On success: {"deleted": [{"version", "digest"}], "plan_id": ID}.`,
+On success: {"store": URI, "layout": LAYOUT, "deleted": [{"version",
+"digest"}], "plan_id": ID}.`,
 		Example: `  # 1. see what would be deleted (exits 4, changes nothing)
   agentstore artifacts delete --store /var/lib/agents --app demo-a --user user-42 \
       --session session-7 --name reports/summary.txt --all-versions -o json > plan.json
@@ -252,7 +257,7 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 		}
 		return err
 	}
-	res := DeleteResult{Deleted: []DeletedVersion{}, PlanID: plan.PlanID}
+	res := DeleteResult{StoreJSON: cmdutil.NameStore(u, st).JSON(), Deleted: []DeletedVersion{}, PlanID: plan.PlanID}
 	recs, delErr := deletion.Execute(ctx, st, plan, deletion.ExecOptions{AllowNumberReuse: opts.AllowNumberReuse})
 	for _, r := range recs {
 		res.Deleted = append(res.Deleted, DeletedVersion{Version: r.Version, Digest: r.Digest})
@@ -337,6 +342,7 @@ func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 		}
 	}
 	w := opts.IO.Out
+	fmt.Fprintln(w, cmdutil.StoreName{URI: plan.Store, Layout: plan.Layout}.Line(st))
 	fmt.Fprintf(w, "%s %s (%s) of %q\n", st.Bold("Plan: delete"), countVersions(len(plan.Versions)), output.Size(total), plan.Name)
 	fmt.Fprintf(w, "  scope:    %s\n", opts.Scope)
 	fmt.Fprintf(w, "  store:    %s\n", plan.Store)
@@ -373,6 +379,7 @@ func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 
 func printDeleted(opts *DeleteOptions, plan deletion.Plan, res DeleteResult) error {
 	st := output.NewStyles(opts.IO)
+	fmt.Fprintln(opts.IO.Out, cmdutil.StoreName{URI: plan.Store, Layout: plan.Layout}.Line(st))
 	fmt.Fprintf(opts.IO.Out, "%s %s of %q in %s (plan %s)\n", st.OK("Deleted"),
 		countVersions(len(res.Deleted)), plan.Name, opts.Scope, res.PlanID)
 	t := output.NewTable(opts.IO, "VERSION", "DIGEST")

@@ -46,9 +46,8 @@ type GetOptions struct {
 // GetResult is the JSON output of "artifacts get -O FILE" (with -O - the
 // payload is the output).
 type GetResult struct {
-	// Store is the canonical store URI and Layout its layout.
-	Store   string `json:"store"`
-	Layout  string `json:"layout"`
+	// StoreJSON is the canonical store URI and its layout.
+	cmdutil.StoreJSON
 	Scope   Scope  `json:"scope"`
 	Name    string `json:"name"`
 	Version int64  `json:"version"`
@@ -166,9 +165,9 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return err
 	}
 	if jsonOut {
-		return output.JSON(opts.IO.Out, GetResult{Store: u.String(), Layout: st.Capabilities().Layout, Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
+		return output.JSON(opts.IO.Out, GetResult{StoreJSON: cmdutil.NameStore(u, st).JSON(), Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
 	}
-	fmt.Fprintf(opts.IO.Out, "%s %s (%s)\n", output.NewStyles(opts.IO).Bold("Store"), u.String(), st.Capabilities().Layout)
+	fmt.Fprintln(opts.IO.Out, cmdutil.NameStore(u, st).Line(output.NewStyles(opts.IO)))
 	check := "verified"
 	if rec.Digest != "" {
 		check = "SHA-256 " + rec.Digest + ", verified"

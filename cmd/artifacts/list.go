@@ -19,6 +19,8 @@ import (
 // ListOptions holds the flag values and dependencies of "artifacts list".
 type ListOptions struct {
 	deps
+	// StoreURI returns the parsed --store, named in the output.
+	StoreURI func() (cmdutil.StoreURI, error)
 
 	// ScopeFlags are --app, --user and --session as given.
 	ScopeFlags cmdutil.ScopeFlags
@@ -49,6 +51,8 @@ type NameItem struct {
 
 // ListResult is the JSON output of "artifacts list" with a scope.
 type ListResult struct {
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	Scope Scope      `json:"scope"`
 	Items []NameItem `json:"items"`
 	// NextCursor is the --cursor of the next page; null after the last.
@@ -75,6 +79,8 @@ type ScopeItem struct {
 
 // ScopeListResult is the JSON output of "artifacts list" without a scope.
 type ScopeListResult struct {
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	Items []ScopeItem `json:"items"`
 
 	total artifacts.Tally
@@ -83,7 +89,7 @@ type ScopeListResult struct {
 // NewCmdList returns "artifacts list". runF, when not nil, replaces the
 // run function (tests use it to check flag parsing without I/O).
 func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
-	opts := &ListOptions{deps: depsOf(f)}
+	opts := &ListOptions{deps: depsOf(f), StoreURI: f.StoreURI}
 	cmd := &cobra.Command{
 		Use:   "list [--app A [--user U [--session S]]] [--limit N] [--cursor NAME] [--all]",
 		Short: "List the artifacts of a scope, or every scope of the store",
@@ -106,12 +112,14 @@ Sizes are human-readable in tables and exact bytes in JSON. Payload bytes
 and custom metadata are never printed.
 
 JSON with a scope:
-  {"scope": S, "items": [{"name", "latest_version", "versions", "size",
-   "mime_type", "created_at", "created_at_ms"}], "next_cursor": NAME|null}
+  {"store", "layout", "scope": S, "items": [{"name", "latest_version",
+   "versions", "size", "mime_type", "created_at", "created_at_ms"}],
+   "next_cursor": NAME|null}
 JSON without a scope:
-  {"items": [{"scope": S, "names", "versions", "bytes", "problems",
-   "unreadable"}]}
-where S is {"kind", "app", "user", "session"} with the parts its kind has,
+  {"store", "layout", "items": [{"scope": S, "names", "versions", "bytes",
+   "problems", "unreadable"}]}
+where store is the store's URI (as --store takes it) and layout its
+layout, S is {"kind", "app", "user", "session"} with the parts its kind has,
 created_at is RFC 3339 UTC with milliseconds, and created_at_ms the stored
 integer.`,
 		Example: `  # every scope of the store
@@ -167,19 +175,25 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
+	u, err := opts.StoreURI()
+	if err != nil {
+		return err
+	}
 	st, err := opts.OpenStore(ctx)
 	if err != nil {
 		return err
 	}
+	name := cmdutil.NameStore(u, st)
 	if opts.Scope.Kind == "" {
 		res, err := listScopes(ctx, opts.deps, st)
 		if err != nil {
 			return err
 		}
+		res.StoreJSON = name.JSON()
 		if jsonOut {
 			err = output.JSON(opts.IO.Out, res)
 		} else {
-			err = printScopes(opts.deps, res)
+			err = printScopes(opts.deps, name, res)
 		}
 		if err == nil && res.total.Unreadable > 0 {
 			err = unreadableErr(res.total)
@@ -194,10 +208,11 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	warnForeign(opts.deps, res.foreign)
+	res.StoreJSON = name.JSON()
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
-	return printNames(opts, res)
+	return printNames(opts, name, res)
 }
 
 // warnForeign warns once that a listing skipped objects or files that are
@@ -246,7 +261,8 @@ func ListNames(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, 
 	}
 }
 
-func printNames(opts *ListOptions, res ListResult) error {
+func printNames(opts *ListOptions, name cmdutil.StoreName, res ListResult) error {
+	fmt.Fprintln(opts.IO.Out, name.Line(output.NewStyles(opts.IO)))
 	t := output.NewTable(opts.IO, "NAME", "LATEST", "VERSIONS", "SIZE", "MIME TYPE", "CREATED")
 	t.NoTruncate(1, 2, 3, 5)
 	for _, it := range res.Items {
@@ -312,7 +328,8 @@ func listScopes(ctx context.Context, d deps, st *artifacts.Store) (ScopeListResu
 	return res, nil
 }
 
-func printScopes(d deps, res ScopeListResult) error {
+func printScopes(d deps, name cmdutil.StoreName, res ScopeListResult) error {
+	fmt.Fprintln(d.IO.Out, name.Line(output.NewStyles(d.IO)))
 	t := output.NewTable(d.IO, "KIND", "APP", "USER", "SESSION", "NAMES", "VERSIONS", "SIZE", "PROBLEMS")
 	t.NoTruncate(0, 4, 5, 6, 7)
 	for _, it := range res.Items {

@@ -34,9 +34,8 @@ type LocatedFile = artifacts.LocatedFile
 
 // LocateResult is the JSON output of "artifacts locate".
 type LocateResult struct {
-	// Store is the canonical store URI and Layout its layout.
-	Store   string        `json:"store"`
-	Layout  string        `json:"layout"`
+	// StoreJSON is the canonical store URI and its layout.
+	cmdutil.StoreJSON
 	Scope   Scope         `json:"scope"`
 	Name    string        `json:"name"`
 	Version int64         `json:"version"`
@@ -121,8 +120,8 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 		}
 		v = rec.Version
 	}
-	layout := st.Capabilities().Layout
-	res := LocateResult{Store: u.String(), Layout: layout, Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
+	name := cmdutil.NameStore(u, st)
+	res := LocateResult{StoreJSON: name.JSON(), Scope: ScopeJSON(opts.Scope), Name: opts.Name, Version: v}
 	files, err := st.Locate(ctx, opts.Scope, opts.Name, v)
 	if artifacts.CodeOf(err) == artifacts.CodeUnsupported {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s store has no files to locate", st.Capabilities().Name))
@@ -141,7 +140,7 @@ func runLocate(ctx context.Context, opts *LocateOptions) error {
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
-	fmt.Fprintf(opts.IO.Out, "%s %s (%s)\n", output.NewStyles(opts.IO).Bold("Store"), u.String(), layout)
+	fmt.Fprintln(opts.IO.Out, name.Line(output.NewStyles(opts.IO)))
 	t := output.NewTable(opts.IO, "ROLE", "EXISTS", "SIZE", "LOCATION")
 	t.NoTruncate(0, 1, 2)
 	for _, lf := range res.Files {

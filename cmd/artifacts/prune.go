@@ -88,8 +88,8 @@ func (f *durationFlag) Set(s string) error {
 // PruneResult is the JSON output of a prune that ran: what it deleted,
 // what failed, and what the plan kept.
 type PruneResult struct {
-	Store    string `json:"store"`
-	Layout   string `json:"layout"`
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	PolicyID string `json:"policy_id"`
 	PlanID   string `json:"plan_id"`
 	AsOf     string `json:"as_of"`
@@ -413,8 +413,9 @@ func runPrune(ctx context.Context, opts *PruneOptions) (err error) {
 		}
 		return err
 	}
+	name := cmdutil.StoreName{URI: plan.Store, Layout: plan.Layout}
 	out := PruneResult{
-		Store: plan.Store, Layout: plan.Layout, PolicyID: plan.PolicyID, PlanID: plan.PlanID, AsOf: plan.AsOf,
+		StoreJSON: name.JSON(), PolicyID: plan.PolicyID, PlanID: plan.PlanID, AsOf: plan.AsOf,
 		Deleted: res.Deleted, DeletedVersions: res.DeletedVersions, DeletedBytes: res.DeletedBytes, Failed: res.Failed,
 		KeptVersions: plan.Totals.KeptVersions, KeptBytes: plan.Totals.KeptBytes, Problems: plan.Problems, Notes: plan.Notes,
 	}
@@ -423,7 +424,7 @@ func runPrune(ctx context.Context, opts *PruneOptions) (err error) {
 			return err
 		}
 	} else {
-		printPruned(opts, out)
+		printPruned(opts, name, out)
 	}
 	if len(res.Failed) > 0 {
 		f := res.Failed[0]
@@ -521,6 +522,7 @@ func printPrunePlan(opts *PruneOptions, plan *retention.Plan, jsonOut bool) erro
 	st := output.NewStyles(opts.IO)
 	w := opts.IO.Out
 	t := plan.Totals
+	fmt.Fprintln(w, cmdutil.StoreName{URI: plan.Store, Layout: plan.Layout}.Line(st))
 	fmt.Fprintf(w, "%s %s (%s) of %d names in %d scopes; keep %s (%s)\n", st.Bold("Plan: prune"),
 		countVersions(int(t.PrunedVersions)), output.Size(t.PrunedBytes), t.Names, t.Scopes,
 		countVersions(int(t.KeptVersions)), output.Size(t.KeptBytes))
@@ -574,11 +576,12 @@ func age(sec int64) string {
 	return fmt.Sprintf("%ds", sec)
 }
 
-func printPruned(opts *PruneOptions, out PruneResult) {
+func printPruned(opts *PruneOptions, name cmdutil.StoreName, out PruneResult) {
 	st := output.NewStyles(opts.IO)
 	w := opts.IO.Out
+	fmt.Fprintln(w, name.Line(st))
 	fmt.Fprintf(w, "%s %s (%s) from %s (plan %s, policy %s); kept %s (%s)\n", st.OK("Pruned"),
-		countVersions(int(out.DeletedVersions)), output.Size(out.DeletedBytes), out.Store, out.PlanID, out.PolicyID,
+		countVersions(int(out.DeletedVersions)), output.Size(out.DeletedBytes), name.URI, out.PlanID, out.PolicyID,
 		countVersions(int(out.KeptVersions)), output.Size(out.KeptBytes))
 	for _, n := range out.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)

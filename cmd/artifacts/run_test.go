@@ -102,12 +102,20 @@ func newEnvAt(store, output string, tty bool) *env {
 	return &env{ios: ios, out: out, errOut: errOut, f: f, store: store}
 }
 
+// list runs list with the output naming fixedStoreURI.
 func (e *env) list(args ...string) error {
-	return execCmd(NewCmdList(e.f, nil), args...)
+	return execCmd(NewCmdList(e.f, func(ctx context.Context, o *ListOptions) error {
+		o.StoreURI = func() (cmdutil.StoreURI, error) { return fixedStoreURI, nil }
+		return runList(ctx, o)
+	}), args...)
 }
 
+// versions runs versions with the output naming fixedStoreURI.
 func (e *env) versions(args ...string) error {
-	return execCmd(NewCmdVersions(e.f, nil), args...)
+	return execCmd(NewCmdVersions(e.f, func(ctx context.Context, o *VersionsOptions) error {
+		o.StoreURI = func() (cmdutil.StoreURI, error) { return fixedStoreURI, nil }
+		return runVersions(ctx, o)
+	}), args...)
 }
 
 // delete runs delete with the plan naming fixedStoreURI.

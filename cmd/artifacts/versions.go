@@ -67,6 +67,8 @@ const (
 
 // VersionsResult is the JSON output of "artifacts versions".
 type VersionsResult struct {
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	Scope Scope         `json:"scope"`
 	Name  string        `json:"name"`
 	Items []VersionItem `json:"items"`
@@ -98,8 +100,9 @@ A broken version can be deleted with "agentstore artifacts delete ...
 the previous page. --all follows every page.
 
 JSON:
-  {"scope": S, "name", "items": [{"version", "size", "digest", "mime_type",
-   "created_at", "created_at_ms", "metadata_keys", "state", "reason"}],
+  {"store", "layout", "scope": S, "name", "items": [{"version", "size",
+   "digest", "mime_type", "created_at", "created_at_ms", "metadata_keys",
+   "state", "reason"}],
    "next_cursor": V|null}`,
 		Example: `  agentstore artifacts versions --store /var/lib/agents --app demo-a \
       --user user-42 --session session-7 --name reports/summary.txt
@@ -171,9 +174,12 @@ func runVersions(ctx context.Context, opts *VersionsOptions) error {
 		opts.Logger().Warn(fmt.Sprintf("%d %s broken: %s",
 			len(broken), plural(len(broken), "version is", "versions are"), strings.Join(broken, "; ")))
 	}
+	name := cmdutil.NameStore(u, st)
+	res.StoreJSON = name.JSON()
 	if jsonOut {
 		return output.JSON(opts.IO.Out, res)
 	}
+	fmt.Fprintln(opts.IO.Out, name.Line(output.NewStyles(opts.IO)))
 	t := output.NewTable(opts.IO, "VERSION", "STATE", "SIZE", "DIGEST", "MIME TYPE", "CREATED", "METADATA KEYS")
 	t.NoTruncate(0, 1, 2, 5)
 	for _, it := range res.Items {

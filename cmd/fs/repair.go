@@ -49,8 +49,7 @@ type RepairOptions struct {
 // corrupt, corrupt_items; plus removed_items, skipped_items, young, and
 // next_command per corrupt item).
 type RepairJSON struct {
-	Store  string `json:"store"`
-	Layout string `json:"layout"`
+	cmdutil.StoreJSON
 	repair.Report
 }
 
@@ -234,7 +233,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		fmt.Fprintf(opts.IO.ErrOut, "repair: %d files in %s (%s files/s)\n", rep.Scanned, elapsed.Round(time.Millisecond), rate(float64(rep.Scanned), elapsed))
 	}
 	if cfg.JSON() {
-		if err := output.JSON(opts.IO.Out, RepairJSON{Store: u.String(), Layout: layout, Report: rep}); err != nil {
+		if err := output.JSON(opts.IO.Out, RepairJSON{StoreJSON: cmdutil.StoreName{URI: u.String(), Layout: layout}.JSON(), Report: rep}); err != nil {
 			return err
 		}
 	} else {
@@ -274,7 +273,7 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 	if rep.DryRun {
 		verb, title = "would remove", "WOULD REMOVE"
 	}
-	fmt.Fprintf(w, "%s %s (%s)", st.Bold("Store"), u.String(), layout)
+	fmt.Fprint(w, cmdutil.StoreName{URI: u.String(), Layout: layout}.Line(st))
 	if rep.DryRun {
 		fmt.Fprint(w, st.Warn(" (dry run: nothing was changed)"))
 	}

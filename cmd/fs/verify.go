@@ -32,9 +32,8 @@ type VerifyOptions struct {
 // VerifyJSON is the JSON output of "fs verify": the store, the scope
 // checked (null for all), then the report.
 type VerifyJSON struct {
-	Store  string           `json:"store"`
-	Layout string           `json:"layout"`
-	Scope  *artifacts.Scope `json:"scope"`
+	cmdutil.StoreJSON
+	Scope *artifacts.Scope `json:"scope"`
 	repair.VerifyReport
 }
 
@@ -163,14 +162,15 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 			rep.Checked, output.Size(rep.Bytes), elapsed.Round(time.Millisecond),
 			rate(float64(rep.Checked), elapsed), output.Size(int64(float64(rep.Bytes)/max(elapsed.Seconds(), 1e-9))))
 	}
+	name := cmdutil.NameStore(u, st)
 	if cfg.JSON() {
-		if err := output.JSON(opts.IO.Out, VerifyJSON{Store: u.String(), Layout: st.Capabilities().Layout, Scope: only, VerifyReport: rep}); err != nil {
+		if err := output.JSON(opts.IO.Out, VerifyJSON{StoreJSON: name.JSON(), Scope: only, VerifyReport: rep}); err != nil {
 			return err
 		}
 	} else {
 		w := opts.IO.Out
 		sty := output.NewStyles(opts.IO)
-		fmt.Fprintf(w, "%s %s (%s)", sty.Bold("Store"), u.String(), st.Capabilities().Layout)
+		fmt.Fprint(w, name.Line(sty))
 		if only != nil {
 			fmt.Fprintf(w, ", scope %s", only)
 		}

@@ -79,6 +79,9 @@ The table has the columns that fit 80 columns (on a terminal, ids are cut
 with an ellipsis to fit its width); -o wide adds each scope's largest
 version, name slots, fullest name, reservations and binding limit.
 
+With -o json the top-level "store" object is the store's usage; it names
+the store inside it: "uri" (as --store takes it) and "layout".
+
 -o prometheus prints metrics in the textfile-collector format, with series
 of their own for the --top fullest scopes and workspaces only (default 20)
 plus the store totals; --metrics-file FILE writes them to FILE atomically,
@@ -158,7 +161,7 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	qo := quota.Options{WarnPercent: opts.Warn, FailOverPercent: opts.FailOver, Now: opts.Now}
+	qo := quota.Options{URI: u.String(), WarnPercent: opts.Warn, FailOverPercent: opts.FailOver, Now: opts.Now}
 	if scope.Kind != "" {
 		qo.Scope = &scope
 	}

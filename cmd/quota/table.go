@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/pkg/quota"
@@ -188,7 +189,7 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 		slots = fmt.Sprintf(" (%d slots, %d directories)", s.ScopeSlots, s.ScopeDirs)
 	}
 	u := usage(st, bar, s.UsagePercent, s.Warn, s.Over)
-	fmt.Fprintf(w, "%s %s (%s)\n", st.Bold("Store"), sanitize(store), s.Layout)
+	fmt.Fprintln(w, cmdutil.StoreName{URI: store, Layout: s.Layout}.Line(st))
 	switch {
 	case s.NoCeilings:
 		fmt.Fprintf(w, "%d scopes; the layout has no lifetime ceilings (no scope, name or reservation capacity to use up)", s.Scopes)

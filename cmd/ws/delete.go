@@ -54,6 +54,8 @@ type DeletedArtifact struct {
 
 // DeleteOutput is the output of "ws delete -o json".
 type DeleteOutput struct {
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	Scratch string           `json:"scratch"`
 	Scope   *artifacts.Scope `json:"scope"`
 	Dir     string           `json:"dir"`
@@ -102,18 +104,19 @@ deleted this way. The plan:
    "workspace": {"dir", "scope", "bytes", "files", "last_access",
    "fingerprint"} | null,
    "artifacts": [{"name", "versions": [{"version", "size", "digest", "token"}]}],
-   "plan_id"}
+   "plan_id", "layout"}
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON (without
-plan_id, fields in that order, no whitespace, HTML escaping off). A
-workspace touched, or an artifact version added, deleted or rewritten
-since makes the confirmation stale (exit 4, nothing deleted).
+plan_id and layout, fields in that order, no whitespace, HTML escaping
+off). A workspace touched, or an artifact version added, deleted or
+rewritten since makes the confirmation stale (exit 4, nothing deleted).
 
 The delete takes the scratch root's sweep lock (.agentstore-sweep.lock): a
 running sweep or delete makes it exit with status 5.
 
-With -o json: {"scratch", "scope", "dir", "workspace": {"dir", "scope",
-"decision", "reason", "snapshot_version", ...} | null, "recovered": [...],
-"deleted": [{"name", "version", "size", "digest"}], "plan_id"}.`,
+With -o json: {"store", "layout", "scratch", "scope", "dir",
+"workspace": {"dir", "scope", "decision", "reason", "snapshot_version",
+...} | null, "recovered": [...], "deleted": [{"name", "version", "size",
+"digest"}], "plan_id"}.`,
 		Example: `  # snapshot, verify, then remove
   agentstore ws delete --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
       --app demo-a --user user-42 --session session-7
@@ -230,9 +233,11 @@ func runDelete(ctx context.Context, opts *DeleteOptions) (err error) {
 		AllowNumberReuse: opts.AllowNumberReuse,
 		Now:              opts.Now, BeforeExecute: l.Refresh,
 	})
+	name := cmdutil.NameStore(u, st)
 	var cerr *sweep.ConfirmationError
 	if errors.As(err, &cerr) && rep != nil && rep.Plan != nil {
-		if perr := printSessionPlan(opts, cfg, rep.Plan); perr != nil {
+		rep.Plan.Layout = name.Layout
+		if perr := printSessionPlan(opts, cfg, name, rep.Plan); perr != nil {
 			return perr
 		}
 		if !cerr.Stale && conf == nil {
@@ -242,12 +247,13 @@ func runDelete(ctx context.Context, opts *DeleteOptions) (err error) {
 	}
 	if rep != nil {
 		out := deleteOutput(rep)
+		out.StoreJSON = name.JSON()
 		if cfg.JSON() {
 			if perr := output.JSON(opts.IO.Out, out); perr != nil && err == nil {
 				err = perr
 			}
 		} else {
-			printDelete(opts, rep)
+			printDelete(opts, name, rep)
 		}
 	}
 	if err != nil {
@@ -314,7 +320,7 @@ func deleteOutput(rep *sweep.SessionReport) DeleteOutput {
 	return out
 }
 
-func printSessionPlan(opts *DeleteOptions, cfg *cmdutil.Config, p *sweep.SessionPlan) error {
+func printSessionPlan(opts *DeleteOptions, cfg *cmdutil.Config, name cmdutil.StoreName, p *sweep.SessionPlan) error {
 	if cfg.JSON() {
 		return output.JSON(opts.IO.Out, p)
 	}
@@ -325,6 +331,7 @@ func printSessionPlan(opts *DeleteOptions, cfg *cmdutil.Config, p *sweep.Session
 	if p.Workspace != nil {
 		ws = fmt.Sprintf("the workspace %s (%s, %s) WITHOUT a snapshot", p.Workspace.Dir, output.Size(p.Workspace.Bytes), plural(p.Workspace.Files, "file", "files"))
 	}
+	fmt.Fprintln(w, name.Line(st))
 	fmt.Fprintf(w, "%s %s", st.Bold("Plan: delete"), ws)
 	if len(p.Artifacts) > 0 || n > 0 {
 		fmt.Fprintf(w, ", and %s of %s (%s)", plural(n, "artifact version", "artifact versions"), plural(len(p.Artifacts), "name", "names"), output.Size(bytes))
@@ -356,9 +363,11 @@ func printSessionPlan(opts *DeleteOptions, cfg *cmdutil.Config, p *sweep.Session
 	return nil
 }
 
-func printDelete(opts *DeleteOptions, rep *sweep.SessionReport) {
+func printDelete(opts *DeleteOptions, name cmdutil.StoreName, rep *sweep.SessionReport) {
 	st := output.NewStyles(opts.IO)
 	w := opts.IO.Out
+	fmt.Fprintln(w, name.Line(st))
+	fmt.Fprintln(w, cmdutil.ScratchLine(st, rep.Scratch))
 	for _, it := range rep.Recovered {
 		fmt.Fprintf(w, "%s %s: %s\n", st.Bold("Interrupted delete"), safe(it.Dir), it.Reason)
 	}

@@ -29,6 +29,9 @@ type HydrateOptions struct {
 
 // HydrateOutput is the output of "ws hydrate -o json".
 type HydrateOutput struct {
+	// StoreJSON names the store and its layout, Scratch the scratch root.
+	cmdutil.StoreJSON
+	Scratch string           `json:"scratch"`
 	Scope   *artifacts.Scope `json:"scope"`
 	Version int64            `json:"version"`
 	Files   int              `json:"files"`
@@ -40,6 +43,9 @@ type HydrateOutput struct {
 // OverwriteOutput is what "ws hydrate" prints on stdout when it refuses
 // to overwrite unsaved work (exit status 4).
 type OverwriteOutput struct {
+	// StoreJSON names the store and its layout, Scratch the scratch root.
+	cmdutil.StoreJSON
+	Scratch string           `json:"scratch"`
 	Scope   *artifacts.Scope `json:"scope"`
 	Version int64            `json:"version"`
 	Dir     string           `json:"dir"`
@@ -68,8 +74,9 @@ changing nothing. Snapshot it first, restore into a new directory with
 --to DIR (the workspace is not touched, no index is written), or overwrite
 it with --force.
 
-With -o json: {"scope","version","files","bytes","dir"}; when refused,
-{"scope","version","dir","lost":[{"path","change"}],"total"} (change is
+With -o json: {"store","layout","scratch","scope","version","files",
+"bytes","dir"}; when refused, {"store","layout","scratch","scope",
+"version","dir","lost":[{"path","change"}],"total"} (change is
 new, modified, or the kind of an entry a snapshot cannot hold).`,
 		Example: `  agentstore ws hydrate --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
     --app demo-a --user user-42 --session session-7 --version 3
@@ -111,7 +118,7 @@ new, modified, or the kind of an entry a snapshot cannot hold).`,
 }
 
 func runHydrate(ctx context.Context, opts *HydrateOptions) error {
-	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope, false)
+	scope, cfg, m, name, err := opts.sessionManager(ctx, opts.Scope, false)
 	if err != nil {
 		return err
 	}
@@ -127,15 +134,16 @@ func runHydrate(ctx context.Context, opts *HydrateOptions) error {
 	done()
 	var oe *workspace.OverwriteError
 	if errors.As(err, &oe) {
-		return refuseOverwrite(opts, cfg, oe)
+		return refuseOverwrite(opts, cfg, name, oe)
 	}
 	if err != nil {
 		return err
 	}
-	out := HydrateOutput{Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes, Dir: res.Dir}
+	out := HydrateOutput{StoreJSON: name.JSON(), Scratch: cfg.Scratch, Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes, Dir: res.Dir}
 	if cfg.JSON() {
 		return output.JSON(opts.IO.Out, out)
 	}
+	header(opts.IO, name, cfg.Scratch)
 	fmt.Fprintf(opts.IO.Out, "hydrated %s v%d: %s, %s", res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes))
 	if opts.To != "" {
 		fmt.Fprintf(opts.IO.Out, " into %s", res.Dir)
@@ -146,14 +154,15 @@ func runHydrate(ctx context.Context, opts *HydrateOptions) error {
 
 // refuseOverwrite prints what a hydration would lose and returns the
 // error (exit status 4) with the commands that go on from here.
-func refuseOverwrite(opts *HydrateOptions, cfg *cmdutil.Config, oe *workspace.OverwriteError) error {
-	out := OverwriteOutput{Scope: scopeJSON(oe.Scope), Version: oe.Version, Dir: oe.Dir, Lost: oe.Lost, Total: oe.Total}
+func refuseOverwrite(opts *HydrateOptions, cfg *cmdutil.Config, name cmdutil.StoreName, oe *workspace.OverwriteError) error {
+	out := OverwriteOutput{StoreJSON: name.JSON(), Scratch: cfg.Scratch, Scope: scopeJSON(oe.Scope), Version: oe.Version, Dir: oe.Dir, Lost: oe.Lost, Total: oe.Total}
 	if cfg.JSON() {
 		if err := output.JSON(opts.IO.Out, out); err != nil {
 			return err
 		}
 	} else {
 		w := opts.IO.Out
+		header(opts.IO, name, cfg.Scratch)
 		fmt.Fprintf(w, "hydrating v%d would lose %s of %s that no snapshot holds:\n", oe.Version, plural(oe.Total, "entry", "entries"), oe.Dir)
 		for _, l := range oe.Lost {
 			fmt.Fprintf(w, "  %-8s %s\n", l.Change, safe(l.Path))

@@ -41,7 +41,11 @@ type ListItem struct {
 
 // ListResult is the output of "ws list -o json".
 type ListResult struct {
-	Items []ListItem `json:"items"`
+	// StoreJSON names the store and its layout (null without --store),
+	// Scratch the scratch root.
+	cmdutil.StoreJSON
+	Scratch string     `json:"scratch"`
+	Items   []ListItem `json:"items"`
 }
 
 // NewCmdList returns "ws list". runF, when not nil, replaces the run
@@ -71,9 +75,11 @@ use. Where there is no good index it is unknown. The sweep's lock file and
 tombstones and the temporary entries of hydrations are hidden unless --all
 is given.
 
-With -o json: {"items":[{"dir","state","scope","claims","bytes","files",
-"last_access","idle_seconds","snapshot_version","problem"}]}; last_access
-and idle_seconds are null where unknown.`,
+With -o json: {"store","layout","scratch","items":[{"dir","state","scope",
+"claims","bytes","files","last_access","idle_seconds","snapshot_version",
+"problem"}]}; last_access and idle_seconds are null where unknown; store
+and layout are null without a store. A table starts with the store (or
+"No artifact store") and the scratch root.`,
 		Example: `  agentstore ws list --scratch /var/lib/agents/scratch
   agentstore ws list --scratch /var/lib/agents/scratch --store /var/lib/agents/store -o json`,
 		Args: cobra.NoArgs,
@@ -105,6 +111,10 @@ func runList(ctx context.Context, opts *ListOptions) error {
 			return err
 		}
 	}
+	name, err := opts.storeName(st)
+	if err != nil {
+		return err
+	}
 	m, err := opts.newManager(cfg, st)
 	if err != nil {
 		return err
@@ -117,7 +127,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if !opts.All {
 		infos = slices.DeleteFunc(infos, func(in workspace.Info) bool { return in.Temporary || sweep.IsOwn(in.Dir) })
 	}
-	res := ListResult{Items: make([]ListItem, 0, len(infos))}
+	res := ListResult{StoreJSON: name.JSON(), Scratch: cfg.Scratch, Items: make([]ListItem, 0, len(infos))}
 	for _, in := range infos {
 		it := ListItem{
 			Dir: in.Dir, State: in.State, Bytes: in.Bytes, Files: in.Files,
@@ -146,6 +156,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if cfg.JSON() {
 		return output.JSON(opts.IO.Out, res)
 	}
+	header(opts.IO, name, cfg.Scratch)
 	if len(res.Items) == 0 {
 		if opts.IO.IsStdoutTTY() {
 			fmt.Fprintf(opts.IO.ErrOut, "no workspaces under %s\n", cfg.Scratch)

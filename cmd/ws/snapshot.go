@@ -21,6 +21,9 @@ type SnapshotOptions struct {
 
 // SnapshotOutput is the output of "ws snapshot -o json".
 type SnapshotOutput struct {
+	// StoreJSON names the store and its layout, Scratch the scratch root.
+	cmdutil.StoreJSON
+	Scratch string           `json:"scratch"`
 	Scope   *artifacts.Scope `json:"scope"`
 	Version int64            `json:"version"`
 	Files   int              `json:"files"`
@@ -55,9 +58,9 @@ FIFOs, sockets and devices are left out, and every one is listed (path and
 kind); the command then exits with status 3, and "ws sweep" never removes
 the workspace.
 
-With -o json: {"scope","version","files","bytes","digest","size",
-"unchanged","omitted":[{"path","kind"}]}; bytes counts the files' bytes,
-size the archive's.`,
+With -o json: {"store","layout","scratch","scope","version","files",
+"bytes","digest","size","unchanged","omitted":[{"path","kind"}]}; bytes
+counts the files' bytes, size the archive's.`,
 		Example: `  agentstore ws snapshot --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
     --app demo-a --user user-42 --session session-7`,
 		Args: cobra.NoArgs,
@@ -79,7 +82,7 @@ size the archive's.`,
 }
 
 func runSnapshot(ctx context.Context, opts *SnapshotOptions) error {
-	scope, cfg, m, err := opts.sessionManager(ctx, opts.Scope, true)
+	scope, cfg, m, name, err := opts.sessionManager(ctx, opts.Scope, true)
 	if err != nil {
 		return err
 	}
@@ -91,6 +94,7 @@ func runSnapshot(ctx context.Context, opts *SnapshotOptions) error {
 		return err
 	}
 	out := SnapshotOutput{
+		StoreJSON: name.JSON(), Scratch: cfg.Scratch,
 		Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes,
 		Digest: res.Record.Digest, Size: res.Record.Size, Unchanged: res.Unchanged,
 		Omitted: res.Omitted,
@@ -104,6 +108,7 @@ func runSnapshot(ctx context.Context, opts *SnapshotOptions) error {
 		}
 	} else {
 		w := opts.IO.Out
+		header(opts.IO, name, cfg.Scratch)
 		if res.Unchanged {
 			fmt.Fprintf(w, "snapshot %s unchanged since v%d: %s, %s; nothing written\n",
 				res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes))

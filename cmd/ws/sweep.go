@@ -74,6 +74,8 @@ type SweepItem struct {
 // removed, kept; plus skipped, bytes_removed, scratch, and plan_id for a
 // discard).
 type SweepOutput struct {
+	// StoreJSON names the store and its layout.
+	cmdutil.StoreJSON
 	DryRun       bool        `json:"dry_run"`
 	Items        []SweepItem `json:"items"`
 	Removed      int         `json:"removed"`
@@ -144,9 +146,10 @@ plan, as "artifacts delete" does: without --confirm the plan is printed and
 the command exits with status 4, changing nothing. The plan:
   {"action": "discard", "scratch", "idle",
    "items": [{"dir", "scope", "bytes", "files", "last_access", "fingerprint"}],
-   "plan_id"}
+   "plan_id", "store", "layout"}
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON (the plan
-without plan_id, fields in that order, no whitespace, HTML escaping off).
+without plan_id, store and layout, fields in that order, no whitespace,
+HTML escaping off).
 --confirm takes the plan's JSON or its plan_id, --confirm-file a file
 holding the plan ("-": standard input); a workspace touched, added or
 removed since makes it stale (exit 4, nothing removed).
@@ -157,9 +160,9 @@ its process is gone); a second sweep exits with status 5. A dry run takes
 no lock. With --metrics-file FILE it writes Prometheus textfile metrics
 atomically.
 
-With -o json: {"dry_run", "items": [{"dir", "scope", "decision", "reason",
-"snapshot_version", "bytes", "files", "last_access", "idle_seconds",
-"code", "omitted"}], "removed", "kept", "skipped", "cleaned",
+With -o json: {"store", "layout", "dry_run", "items": [{"dir", "scope",
+"decision", "reason", "snapshot_version", "bytes", "files", "last_access",
+"idle_seconds", "code", "omitted"}], "removed", "kept", "skipped", "cleaned",
 "bytes_removed", "scratch"}; removed counts what a dry run would remove,
 kept includes skipped (the table and the metrics count the same way).`,
 		Example: `  agentstore ws sweep --scratch /var/lib/agents/scratch --store /var/lib/agents/store --idle 24h --dry-run
@@ -300,9 +303,14 @@ func runSweep(ctx context.Context, opts *SweepOptions) (err error) {
 	sopts.Progress = func(phase string, done, total int) { prog.Update(int64(done), 0) }
 	rep, err := sweep.Run(ctx, sopts)
 	prog.Done()
+	name, nerr := opts.storeName(st)
+	if nerr != nil {
+		return nerr
+	}
 	var cerr *sweep.ConfirmationError
 	if errors.As(err, &cerr) && rep != nil && rep.Plan != nil {
-		if perr := printDiscardPlan(opts, cfg, rep); perr != nil {
+		rep.Plan.Store, rep.Plan.Layout = name.URI, name.Layout
+		if perr := printDiscardPlan(opts, cfg, name, rep); perr != nil {
 			return perr
 		}
 		if !cerr.Stale && conf == nil {
@@ -318,12 +326,13 @@ func runSweep(ctx context.Context, opts *SweepOptions) (err error) {
 	}
 	m.rep = rep
 	out := sweepOutput(rep)
+	out.StoreJSON = name.JSON()
 	if cfg.JSON() {
 		if err := output.JSON(opts.IO.Out, out); err != nil {
 			return err
 		}
 	} else {
-		printSweep(opts.IO, opts.Now(), rep)
+		printSweep(opts.IO, name, rep)
 	}
 	if n := rep.Problems(); n > 0 {
 		word := "workspaces"
@@ -400,7 +409,7 @@ func sweepOutput(rep *sweep.Report) SweepOutput {
 	return out
 }
 
-func printDiscardPlan(opts *SweepOptions, cfg *cmdutil.Config, rep *sweep.Report) error {
+func printDiscardPlan(opts *SweepOptions, cfg *cmdutil.Config, name cmdutil.StoreName, rep *sweep.Report) error {
 	if cfg.JSON() {
 		return output.JSON(opts.IO.Out, rep.Plan)
 	}
@@ -410,6 +419,7 @@ func printDiscardPlan(opts *SweepOptions, cfg *cmdutil.Config, rep *sweep.Report
 		total += it.Bytes
 	}
 	w := opts.IO.Out
+	fmt.Fprintln(w, name.Line(st))
 	fmt.Fprintf(w, "%s %s (%s) WITHOUT a snapshot\n", st.Bold("Plan: discard"), plural(len(rep.Plan.Items), "workspace", "workspaces"), output.Size(total))
 	fmt.Fprintf(w, "  scratch:  %s\n", rep.Plan.Scratch)
 	fmt.Fprintf(w, "  idle:     longer than %s\n", rep.Plan.Idle)
@@ -422,10 +432,11 @@ func printDiscardPlan(opts *SweepOptions, cfg *cmdutil.Config, rep *sweep.Report
 	return t.Render()
 }
 
-func printSweep(ios *iostreams.IOStreams, now time.Time, rep *sweep.Report) {
+func printSweep(ios *iostreams.IOStreams, name cmdutil.StoreName, rep *sweep.Report) {
 	w := ios.Out
 	st := output.NewStyles(ios)
-	fmt.Fprintf(w, "%s %s", st.Bold("Scratch"), rep.Scratch)
+	fmt.Fprintln(w, name.Line(st))
+	fmt.Fprint(w, cmdutil.ScratchLine(st, rep.Scratch))
 	if rep.DryRun {
 		fmt.Fprint(w, st.Warn(" (dry run: nothing was changed)"))
 	}

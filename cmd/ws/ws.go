@@ -7,6 +7,7 @@ package wscmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -38,8 +39,10 @@ type deps struct {
 	// making a new store when there is none.
 	OpenStore   func(ctx context.Context) (*artifacts.Store, error)
 	CreateStore func(ctx context.Context) (*artifacts.Store, error)
-	Now         func() time.Time
-	Logger      func() *slog.Logger
+	// StoreURI returns the parsed --store, named in the output.
+	StoreURI func() (cmdutil.StoreURI, error)
+	Now      func() time.Time
+	Logger   func() *slog.Logger
 }
 
 func depsOf(f *cmdutil.Factory) deps {
@@ -48,6 +51,7 @@ func depsOf(f *cmdutil.Factory) deps {
 		Config:      f.Config,
 		OpenStore:   f.OpenStore,
 		CreateStore: f.CreateStore,
+		StoreURI:    f.StoreURI,
 		Now:         f.Now,
 		Logger:      f.Logger,
 	}
@@ -104,15 +108,17 @@ func scopeJSON(s artifacts.Scope) *artifacts.Scope { return &s }
 
 // sessionManager resolves the session scope of flags, then opens the store
 // (for writing: making it when missing) and a manager over the scratch
-// root: what snapshot and hydrate share.
-func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, write bool) (artifacts.Scope, *cmdutil.Config, *workspace.Manager, error) {
+// root: what snapshot and hydrate share. It also returns the store's name
+// for the output.
+func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, write bool) (artifacts.Scope, *cmdutil.Config, *workspace.Manager, cmdutil.StoreName, error) {
+	var none cmdutil.StoreName
 	scope, err := flags.Scope(true, artifacts.KindSession)
 	if err != nil {
-		return artifacts.Scope{}, nil, nil, err
+		return artifacts.Scope{}, nil, nil, none, err
 	}
 	cfg, err := d.scratch()
 	if err != nil {
-		return artifacts.Scope{}, nil, nil, err
+		return artifacts.Scope{}, nil, nil, none, err
 	}
 	open := d.OpenStore
 	if write {
@@ -125,7 +131,7 @@ func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, writ
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 			legacy := filepath.Join(cfg.Scratch, workspace.LegacyDirName(scope.User, scope.Session))
 			if _, err := os.Lstat(legacy); err != nil {
-				return artifacts.Scope{}, nil, nil, artifacts.Errorf(artifacts.CodeNotFound, "ws", nil,
+				return artifacts.Scope{}, nil, nil, none, artifacts.Errorf(artifacts.CodeNotFound, "ws", nil,
 					"%s has no workspace under the scratch root %s (looked for %s)", scope, cfg.Scratch, dir)
 			}
 			open = d.OpenStore
@@ -133,10 +139,35 @@ func (d deps) sessionManager(ctx context.Context, flags cmdutil.ScopeFlags, writ
 	}
 	st, err := open(ctx)
 	if err != nil {
-		return artifacts.Scope{}, nil, nil, err
+		return artifacts.Scope{}, nil, nil, none, err
+	}
+	name, err := d.storeName(st)
+	if err != nil {
+		return artifacts.Scope{}, nil, nil, none, err
 	}
 	m, err := d.newManager(cfg, st)
-	return scope, cfg, m, err
+	return scope, cfg, m, name, err
+}
+
+// storeName names st, opened from --store, for the output; a nil st (no
+// store) gives the zero StoreName.
+func (d deps) storeName(st *artifacts.Store) (cmdutil.StoreName, error) {
+	if st == nil {
+		return cmdutil.StoreName{}, nil
+	}
+	u, err := d.StoreURI()
+	if err != nil {
+		return cmdutil.StoreName{}, err
+	}
+	return cmdutil.NameStore(u, st), nil
+}
+
+// header prints the lines that open the table output of every ws command:
+// the store (or that there is none) and the scratch root.
+func header(ios *iostreams.IOStreams, name cmdutil.StoreName, scratch string) {
+	sty := output.NewStyles(ios)
+	fmt.Fprintln(ios.Out, name.Line(sty))
+	fmt.Fprintln(ios.Out, cmdutil.ScratchLine(sty, scratch))
 }
 
 // safe returns a path for a terminal: as it is when every character is

@@ -31,14 +31,15 @@ func testFactory(t *testing.T, output string, tty bool) (*cmdutil.Factory, *byte
 	ios.SetTerminalWidth(200)
 	f := cmdutil.NewFactory(ios)
 	f.Now = func() time.Time { return now }
-	st, err := fsstore.Open(t.TempDir(), fsstore.Options{Now: func() time.Time { return now }})
+	storeDir := t.TempDir()
+	st, err := fsstore.Open(storeDir, fsstore.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.OpenStore = func(context.Context) (*artifacts.Store, error) { return artifacts.NewStore(st), nil }
 	f.CreateStore = f.OpenStore
 	scratch := t.TempDir()
-	f.SetConfig(&cmdutil.Config{Scratch: scratch, Store: "x", Output: output, NoColor: true})
+	f.SetConfig(&cmdutil.Config{Scratch: scratch, Store: storeDir, Output: output, NoColor: true})
 	m, err := workspace.New(workspace.Options{Scratch: scratch, Store: artifacts.NewStore(st), Now: func() time.Time { return now.Add(-90 * time.Second) }})
 	if err != nil {
 		t.Fatal(err)
@@ -131,9 +132,18 @@ func TestSnapshotHydrateList(t *testing.T) {
 		if err := dec.Decode(&h); err != nil || h.Version != 1 || h.Files != 1 || h.Bytes != 10 {
 			t.Errorf("hydrate output %+v %v", h, err)
 		}
+		cfg, _ := f.Config()
+		for _, got := range []cmdutil.StoreJSON{s.StoreJSON, h.StoreJSON} {
+			if got.Store == nil || *got.Store != "file://"+cfg.Store || got.Layout == nil || *got.Layout != "erlang-fs" {
+				t.Errorf("store fields %+v", got)
+			}
+		}
 		if err := dec.Decode(&l); err != nil || len(l.Items) != 1 || l.Items[0].State != workspace.StateOK ||
 			*l.Items[0].SnapshotVersion != 1 || l.Items[0].Scope.Session != "session-7" {
 			t.Errorf("list output %+v %v", l, err)
+		}
+		if s.Scratch != cfg.Scratch || h.Scratch != cfg.Scratch || l.Scratch != cfg.Scratch || l.Store == nil || *l.Store != "file://"+cfg.Store {
+			t.Errorf("scratch %q %q %q, want %q; list store %v", s.Scratch, h.Scratch, l.Scratch, cfg.Scratch, l.Store)
 		}
 		if errOut.String() != "" {
 			t.Errorf("stderr %q", errOut.String())
@@ -150,7 +160,9 @@ func TestListTable(t *testing.T) {
 	}
 	func() {
 		dir := workspace.DirName("demo-a", "user-42", "session-7")
-		want := "DIR                               STATE  SCOPE                                    SIZE  FILES  LAST ACCESS   IDLE   SNAPSHOT\n" +
+		cfg, _ := f.Config()
+		want := "Store file://" + cfg.Store + " (erlang-fs)\nScratch " + cfg.Scratch + "\n" +
+			"DIR                               STATE  SCOPE                                    SIZE  FILES  LAST ACCESS   IDLE   SNAPSHOT\n" +
 			dir + "  ok     session(\"demo-a\",\"user-42\",\"session-7\")  10 B  1      1 minute ago  1m30s  -\n"
 		if got := out.String(); got != want {
 			t.Errorf("table:\n%s\nwant:\n%s", got, want)

@@ -73,6 +73,9 @@ func DefaultWorkspaceLimits() WorkspaceLimits {
 
 // Options select what a report covers and how rows are judged.
 type Options struct {
+	// URI is the store's URI as the report names it (StoreUsage.URI): for
+	// the command line, the canonical --store value.
+	URI string
 	// Scope, when not nil, restricts the scope rows (and the workspace
 	// rows) to that scope; the store totals still cover the whole store.
 	Scope *artifacts.Scope
@@ -131,6 +134,8 @@ type Report struct {
 
 // StoreUsage is the store-wide part of a report.
 type StoreUsage struct {
+	// URI is the store's URI (Options.URI).
+	URI string `json:"uri"`
 	// Layout is the store's layout ("erlang-fs", "erlang-fs-sharded",
 	// "erlang-gcs", "memory").
 	Layout string `json:"layout"`
@@ -314,6 +319,7 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 	}
 	r := &Report{
 		Store: StoreUsage{
+			URI:                 opts.URI,
 			Adapter:             caps.Name,
 			Layout:              caps.Layout,
 			PerShard:            caps.ScopeCeilingPerShard,

@@ -48,6 +48,12 @@ type Plan struct {
 	PlanBody
 	// PlanID is the lowercase hex SHA-256 of the body's canonical JSON.
 	PlanID string `json:"plan_id"`
+	// Store and Layout name the store the sweep was run with, for the
+	// reader (the command line fills them). A discard snapshots nothing,
+	// so they are not part of the body plan_id hashes, and a confirmation
+	// without them (or with others) confirms the same plan.
+	Store  string `json:"store,omitempty"`
+	Layout string `json:"layout,omitempty"`
 }
 
 // Canonical returns the canonical JSON of the body: encoding/json in the

@@ -55,6 +55,9 @@ type SessionPlanBody struct {
 type SessionPlan struct {
 	SessionPlanBody
 	PlanID string `json:"plan_id"`
+	// Layout is the layout of Store, for the reader (the command line
+	// fills it). It is not part of the body plan_id hashes: Store is.
+	Layout string `json:"layout,omitempty"`
 }
 
 // Versions counts the artifact versions the plan deletes, and their bytes.

@@ -107,6 +107,11 @@ type Plan struct {
 	// PlanID is ID() of the body: lowercase hex SHA-256 of its canonical
 	// JSON.
 	PlanID string `json:"plan_id"`
+	// Layout is the layout of the store, for the reader (ComputePlan
+	// fills it). It is not part of the body plan_id hashes, so plans made
+	// before it was added still confirm; a confirmation that names a
+	// layout must name the store's (see Confirmation.Match).
+	Layout string `json:"layout,omitempty"`
 	// Broken names the planned versions a listing found broken, with why
 	// (see artifacts.BrokenVersion), for the reader. It is not part of
 	// the body, so plan_id does not hash it: the versions' bindings
@@ -226,6 +231,7 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 	if err != nil {
 		return Plan{}, err
 	}
+	p.Layout = st.Capabilities().Layout
 	p.Broken = found.broken
 	return p, nil
 }
@@ -547,6 +553,11 @@ func (c Confirmation) Match(cur Plan) error {
 			"refused: the confirmed plan is for %s %q in %s of %s by %s, not for this command (%s %q in %s of %s by %s); nothing was deleted",
 			p.Action, p.Name, describeScope(p.Scope), p.Store, p.Selector,
 			cur.Action, cur.Name, describeScope(cur.Scope), cur.Store, cur.Selector)}
+	}
+	if p.Layout != "" && cur.Layout != "" && p.Layout != cur.Layout {
+		return &plan.ConfirmationError{Msg: fmt.Sprintf(
+			"refused: the confirmed plan is for a store of layout %s, but %s is now read as %s; nothing was deleted",
+			p.Layout, cur.Store, cur.Layout)}
 	}
 	if p.PlanID != cur.PlanID {
 		return &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(

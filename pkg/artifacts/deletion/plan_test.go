@@ -130,6 +130,7 @@ func TestParseConfirmation(t *testing.T) {
 
 func TestMatch(t *testing.T) {
 	cur, _ := NewPlan(sampleBody())
+	cur.Layout = "erlang-fs"
 	withBody := func(edit func(*PlanBody)) PlanBody {
 		b := sampleBody()
 		b.Versions = append([]PlanVersion(nil), b.Versions...)
@@ -146,6 +147,13 @@ func TestMatch(t *testing.T) {
 		p := Plan{PlanBody: withBody(edit), PlanID: cur.PlanID}
 		return Confirmation{PlanID: p.PlanID, Plan: &p}
 	}
+	// a plan naming a layout (plans made before layouts were named name
+	// none, and "same plan" shows they still confirm)
+	inLayout := func(layout string) Confirmation {
+		c := made(func(*PlanBody) {})
+		c.Plan.Layout = layout
+		return c
+	}
 	for _, tc := range []struct {
 		name  string
 		c     Confirmation
@@ -153,6 +161,8 @@ func TestMatch(t *testing.T) {
 		inMsg string
 	}{
 		{"same id", Confirmation{PlanID: cur.PlanID}, "", ""},
+		{"same layout", inLayout("erlang-fs"), "", ""},
+		{"other layout", inLayout("erlang-fs-sharded"), plan.CodeConfirmationRequired, "a store of layout erlang-fs-sharded"},
 		{"same plan", made(func(*PlanBody) {}), "", ""},
 		{"other id", Confirmation{PlanID: strings.Repeat("0", 64)}, plan.CodeStaleConfirmation, "does not match the current plan"},
 		{"version added since", made(func(b *PlanBody) { b.Versions = b.Versions[:1] }), plan.CodeStaleConfirmation, "now targeted but not planned: v3"},

@@ -146,14 +146,35 @@ type Capabilities struct {
 	// NameForbidden lists the bytes no name may hold ("\\" in
 	// google-adk-file).
 	NameForbidden string
+	// ReservedSegments lists the names the layout keeps for its own
+	// directories and files ("versions", "metadata.json" in
+	// google-adk-file): no name may end in one (a layout may refuse one
+	// as an inner segment too: google-adk-file refuses "versions"
+	// anywhere).
+	ReservedSegments []string
 	// MetadataStrings is true when custom metadata values are strings
 	// only (Cloud Storage object metadata): a Put with any other value is
 	// CodeInvalidMetadata.
 	MetadataStrings bool
+	// OnlyApp, when set, is the one app the store holds: the layout keeps
+	// no app (google-adk-file's users/ tree, whose app is the store's,
+	// --store-app). A Put into a scope of another app is CodeInvalidScope;
+	// reads of one find nothing (CodeNotFound).
+	OnlyApp string
 	// PlainNames is true when a name's key or directory is the name itself
 	// (Google ADK's layouts), not its NameHash: Walk's NameUsage.Hash is
 	// then that key or path.
 	PlainNames bool
+	// HeaderMIMETypes is true when the MIME type is kept as an HTTP
+	// header value (Cloud Storage's Content-Type): one with leading or
+	// trailing white space or a control character, which the header would
+	// not keep as given, is CodeInvalidMIMEType.
+	HeaderMIMETypes bool
+	// AttributeRecords is true when a version's record is its payload
+	// object's own attributes (Content-Type, custom metadata, size and
+	// time, as Cloud Storage keeps them: google-adk-gcs). They always
+	// decode: there is no separate record that a fault could break.
+	AttributeRecords bool
 	// UncheckedPayloads is true when the layout keeps no digest, checksum
 	// or size of a payload (google-adk-file: a record's Size is the
 	// payload file's own), so no read can tell a changed or cut payload

@@ -487,10 +487,17 @@ func (s *Store) open(rec artifacts.Record, rel string, offset, length int64) (*a
 	if err != nil {
 		return nil, withArtifact(err, rec.Scope, rec.Name, rec.Version)
 	}
+	// One byte past a range that ends the payload: a file that grew
+	// since its size was read then reads longer, which the Reader
+	// reports, instead of passing for the payload.
+	n := length
+	if offset+length == rec.Size {
+		n++
+	}
 	body := struct {
 		io.Reader
 		io.Closer
-	}{io.NewSectionReader(f, offset, length+1), f}
+	}{io.NewSectionReader(f, offset, n), f}
 	return artifacts.NewReader(rec, body, offset, length, false)
 }
 

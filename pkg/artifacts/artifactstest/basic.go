@@ -422,15 +422,15 @@ func testIsolation(t *testing.T, s *suite) {
 	// A layout that stores scope parts unescaped cannot hold parts with its
 	// separators (ScopePartForbidden): those scopes are refused.
 	all := []artifacts.Scope{
-		artifacts.AppScope("iso"),
-		artifacts.UserScope("iso", "u"),
-		artifacts.SessionScope("iso", "u", "s"),
-		artifacts.AppScope("iso/u"),
-		artifacts.UserScope("iso", "u/s"),
-		artifacts.SessionScope("iso", "u", "t"),
-		artifacts.SessionScope("iso", "u/s", "t"),
-		artifacts.SessionScope("iso", "v", "s"),
-		artifacts.UserScope("iso", "v"),
+		s.own(artifacts.AppScope("iso")),
+		s.own(artifacts.UserScope("iso", "u")),
+		s.own(artifacts.SessionScope("iso", "u", "s")),
+		s.own(artifacts.AppScope("iso/u")),
+		s.own(artifacts.UserScope("iso", "u/s")),
+		s.own(artifacts.SessionScope("iso", "u", "t")),
+		s.own(artifacts.SessionScope("iso", "u/s", "t")),
+		s.own(artifacts.SessionScope("iso", "v", "s")),
+		s.own(artifacts.UserScope("iso", "v")),
 	}
 	var scopes []artifacts.Scope
 	for _, sc := range all {
@@ -635,7 +635,7 @@ func testNotFound(t *testing.T, s *suite) {
 	}
 	other := s.scopeOf(artifacts.KindUser, "conformance-app", "known", "")
 	if other == s.app {
-		other = artifacts.SessionScope("conformance-app", "known", "known")
+		other = s.own(artifacts.SessionScope("conformance-app", "known", "known"))
 	}
 	targets := []target{
 		{"unknown scope", s.scopeOf(artifacts.KindApp, "unknown", "", ""), "known", artifacts.Latest},

@@ -34,7 +34,7 @@ func testConcurrency(t *testing.T, s *suite) {
 	}
 	t.Run(fmt.Sprintf("%d writers x %d puts to one name", writers, each), func(t *testing.T) {
 		st := s.newStore(t)
-		scope := artifacts.SessionScope("concurrent", "u", "one-name")
+		scope := s.own(artifacts.SessionScope("concurrent", "u", "one-name"))
 		first := s.v(1)
 		byVersion := make([][]byte, writers*each)
 		var mu sync.Mutex
@@ -43,7 +43,7 @@ func testConcurrency(t *testing.T, s *suite) {
 			wg.Go(func() {
 				for i := range each {
 					b := payloadOf(w, i)
-					rec, err := st.Put(t.Context(), scope, "hot", reader(b), artifacts.PutOptions{Metadata: artifacts.Metadata{"w": w, "i": i}})
+					rec, err := st.Put(t.Context(), scope, "hot", reader(b), artifacts.PutOptions{Metadata: artifacts.Metadata{"w": fmt.Sprint(w), "i": fmt.Sprint(i)}})
 					if err != nil {
 						t.Errorf("writer %d put %d: %v", w, i, err)
 						return
@@ -125,7 +125,7 @@ func testConcurrency(t *testing.T, s *suite) {
 		for w := range writers {
 			wg.Go(func() {
 				for i := range 4 {
-					scope := artifacts.SessionScope("concurrent", fmt.Sprintf("u%d", i), "s") // shared by writers
+					scope := s.own(artifacts.SessionScope("concurrent", fmt.Sprintf("u%d", i), "s")) // shared by writers
 					if _, err := st.Put(t.Context(), scope, fmt.Sprintf("n%d", w), reader(payloadOf(w, i)), artifacts.PutOptions{}); err != nil {
 						t.Errorf("Put: %v", err)
 					}
@@ -135,7 +135,7 @@ func testConcurrency(t *testing.T, s *suite) {
 		wg.Wait()
 		want := map[artifacts.Scope]bool{}
 		for i := range 4 {
-			scope := artifacts.SessionScope("concurrent", fmt.Sprintf("u%d", i), "s")
+			scope := s.own(artifacts.SessionScope("concurrent", fmt.Sprintf("u%d", i), "s"))
 			want[scope] = true
 			if got := nameCounts(t, st, scope); len(got) != writers {
 				t.Errorf("scope %s lists %v, want %d names", scope, got, writers)

@@ -22,9 +22,9 @@ func testFacts(t *testing.T, s *suite) {
 		st := s.newStore(t)
 		c := st.Capabilities()
 		for _, scope := range []artifacts.Scope{
-			artifacts.AppScope("conformance-app"),
-			artifacts.UserScope("conformance-app", "user-1"),
-			artifacts.SessionScope("conformance-app", "user-1", "session-1"),
+			s.own(artifacts.AppScope("conformance-app")),
+			s.own(artifacts.UserScope("conformance-app", "user-1")),
+			s.own(artifacts.SessionScope("conformance-app", "user-1", "session-1")),
 		} {
 			_, err := st.Put(t.Context(), scope, s.n(scope, "kind"), reader([]byte("k")), artifacts.PutOptions{})
 			if c.HasKind(scope.Kind) {
@@ -41,6 +41,29 @@ func testFacts(t *testing.T, s *suite) {
 				t.Errorf("a refused put left the scope %s behind", sc)
 			}
 		}
+	})
+	t.Run("only app", func(t *testing.T) {
+		st := s.newStore(t)
+		c := st.Capabilities()
+		other := artifacts.SessionScope("another-app", "user-1", "session-1")
+		rec := put(t, st, s.session, "only-app", []byte("x"), artifacts.PutOptions{})
+		_, err := st.Put(t.Context(), other, "only-app", reader([]byte("y")), artifacts.PutOptions{})
+		if c.OnlyApp == "" {
+			if err != nil {
+				t.Errorf("Put into a second app, in a store that declares no OnlyApp: %v", err)
+			}
+			return
+		}
+		if other.App == c.OnlyApp {
+			t.Fatalf("the suite's other app is the store's only app %q", c.OnlyApp)
+		}
+		wantCode(t, err, artifacts.CodeInvalidScope, "Put into app %q of a store whose OnlyApp is %q", other.App, c.OnlyApp)
+		wantCode(t, errOf(st.ListNames(t.Context(), other, artifacts.ListOptions{})), artifacts.CodeNotFound, "ListNames of another app")
+		wantCode(t, errOf(st.Stat(t.Context(), other, "only-app", artifacts.Latest)), artifacts.CodeNotFound, "Stat in another app")
+		if got := scopeSet(t, st); got != nil && !equalSets(got, map[artifacts.Scope]bool{s.session: true}) {
+			t.Errorf("ListScopes = %v, want only %s", got, s.session)
+		}
+		mustGet(t, st, s.session, "only-app", rec.Version, []byte("x"))
 	})
 	t.Run("first version", func(t *testing.T) {
 		st := s.newStore(t)
@@ -87,7 +110,7 @@ func testFacts(t *testing.T, s *suite) {
 			t.Fatalf("MaxNameBytes %d: want 1..%d", c.MaxNameBytes, artifacts.MaxNameBytes)
 		}
 		scope := s.app
-		long := strings.Repeat("n", c.MaxNameBytes)
+		long := s.longName(c.MaxNameBytes)
 		put(t, st, scope, long, []byte("at the limit"), artifacts.PutOptions{})
 		mustGet(t, st, scope, long, artifacts.Latest, []byte("at the limit"))
 		wantCode(t, errOf(st.Put(t.Context(), scope, long+"n", reader([]byte("x")), artifacts.PutOptions{})), artifacts.CodeInvalidName, "Put of a name one byte past MaxNameBytes")
@@ -196,17 +219,17 @@ func testNameRules(t *testing.T, s *suite) {
 		seg = artifacts.MaxScopePartBytes // every layout takes this much
 	}
 	long := strings.Repeat("s", seg)
-	b.okPut(t, artifacts.SessionScope("rules", "u", long), "at-the-segment-limit", artifacts.PutOptions{})
-	b.okPut(t, artifacts.SessionScope("rules", long, "s"), "x", artifacts.PutOptions{})
+	b.okPut(t, s.own(artifacts.SessionScope("rules", "u", long)), "at-the-segment-limit", artifacts.PutOptions{})
+	b.okPut(t, s.own(artifacts.SessionScope("rules", long, "s")), "x", artifacts.PutOptions{})
 	b.okPut(t, s.app, strings.Repeat("n", seg), artifacts.PutOptions{})
 	b.okPut(t, s.app, "dir/"+strings.Repeat("n", seg)+"/x", artifacts.PutOptions{})
 	if c.MaxSegmentBytes > 0 {
-		b.badPut(t, artifacts.CodeInvalidScope, artifacts.SessionScope("rules", "u", long+"s"), "x", artifacts.PutOptions{}, "a scope part one byte past MaxSegmentBytes")
+		b.badPut(t, artifacts.CodeInvalidScope, s.own(artifacts.SessionScope("rules", "u", long+"s")), "x", artifacts.PutOptions{}, "a scope part one byte past MaxSegmentBytes")
 		b.badPut(t, artifacts.CodeInvalidName, s.app, strings.Repeat("n", seg+1), artifacts.PutOptions{}, "a name segment one byte past MaxSegmentBytes")
 		b.badPut(t, artifacts.CodeInvalidName, s.app, "dir/"+strings.Repeat("n", seg+1)+"/x", artifacts.PutOptions{}, "an inner name segment one byte past MaxSegmentBytes")
 	}
 	for _, ch := range []string{"/", "\\", ":", "@", " "} {
-		sc := artifacts.SessionScope("rules", "u"+ch+"1", "s")
+		sc := s.own(artifacts.SessionScope("rules", "u"+ch+"1", "s"))
 		if strings.Contains(c.ScopePartForbidden, ch) {
 			b.badPut(t, artifacts.CodeInvalidScope, sc, "x", artifacts.PutOptions{}, "a scope part holding "+strconv.Quote(ch)+", which ScopePartForbidden lists")
 			wantCode(t, errOf(b.st.ListNames(t.Context(), sc, artifacts.ListOptions{})), artifacts.CodeInvalidScope, "ListNames of a scope part holding %q", ch)
@@ -224,17 +247,22 @@ func testNameRules(t *testing.T, s *suite) {
 			b.okPut(t, s.app, name, artifacts.PutOptions{})
 		}
 	}
+	for _, r := range c.ReservedSegments {
+		b.badPut(t, artifacts.CodeInvalidName, s.app, r, artifacts.PutOptions{}, "the reserved segment "+strconv.Quote(r)+" as a name")
+		b.badPut(t, artifacts.CodeInvalidName, s.app, "dir/"+r, artifacts.PutOptions{}, "a name ending in the reserved segment "+strconv.Quote(r))
+		b.okPut(t, s.app, "dir/"+r+"-not", artifacts.PutOptions{})
+	}
 	p := c.UserNamePrefix
 	if p == "" {
 		if c.HasKind(artifacts.KindUser) {
-			b.okPut(t, artifacts.UserScope("rules", "u"), "plain", artifacts.PutOptions{})
+			b.okPut(t, s.own(artifacts.UserScope("rules", "u")), "plain", artifacts.PutOptions{})
 		}
 		return
 	}
 	if !c.HasKind(artifacts.KindUser) {
 		t.Fatalf("UserNamePrefix %q is declared, but the store holds no user scopes", p)
 	}
-	us := artifacts.UserScope("rules", "u")
+	us := s.own(artifacts.UserScope("rules", "u"))
 	b.okPut(t, us, p+"prefs.json", artifacts.PutOptions{})
 	b.okPut(t, us, p+"dir/cfg.yaml", artifacts.PutOptions{})
 	b.badPut(t, artifacts.CodeInvalidName, us, "prefs.json", artifacts.PutOptions{}, "a user-scope name without UserNamePrefix")

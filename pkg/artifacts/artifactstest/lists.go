@@ -94,7 +94,7 @@ func testListNamesPaging(t *testing.T, s *suite) {
 func testListVersionsPaging(t *testing.T, s *suite) {
 	st := s.newStore(t)
 	const n = 150
-	recs := putN(t, st, s.app, "versions", n, 7)
+	recs := putN(t, st, s.app, "paged", n, 7)
 	max := st.Capabilities().MaxPageLimit
 	pageAll := func(t *testing.T, limit int, want []int64) {
 		t.Helper()
@@ -106,7 +106,7 @@ func testListVersionsPaging(t *testing.T, s *suite) {
 			if l == -1 {
 				l = max
 			}
-			p, err := st.ListVersions(t.Context(), s.app, "versions", artifacts.ListOptions{Limit: l, Cursor: cursor})
+			p, err := st.ListVersions(t.Context(), s.app, "paged", artifacts.ListOptions{Limit: l, Cursor: cursor})
 			if err != nil {
 				t.Fatalf("page %d (cursor %q): %v", page, cursor, err)
 			}
@@ -139,7 +139,7 @@ func testListVersionsPaging(t *testing.T, s *suite) {
 	}
 	t.Run("invalid limits", func(t *testing.T) {
 		for _, l := range []int{max + 1, -1, math.MinInt, math.MaxInt} {
-			_, err := st.ListVersions(t.Context(), s.app, "versions", artifacts.ListOptions{Limit: l})
+			_, err := st.ListVersions(t.Context(), s.app, "paged", artifacts.ListOptions{Limit: l})
 			wantCode(t, err, artifacts.CodeInvalidArgument, "ListVersions(limit %d)", l)
 		}
 	})
@@ -147,7 +147,7 @@ func testListVersionsPaging(t *testing.T, s *suite) {
 		var left []int64
 		for i, v := range all {
 			if o := i + 1; o%10 == 0 || o == 1 {
-				deleteOK(t, st, s.app, "versions", artifacts.Selector{Kind: artifacts.SelectVersion, Version: v}, recs[i])
+				deleteOK(t, st, s.app, "paged", artifacts.Selector{Kind: artifacts.SelectVersion, Version: v}, recs[i])
 				continue
 			}
 			left = append(left, v)
@@ -228,7 +228,7 @@ func testCursors(t *testing.T, s *suite) {
 			wantCode(t, err, artifacts.CodeInvalidArgument, "ListNames(cursor %q)", c)
 		}
 	})
-	t.Run("versions", func(t *testing.T) {
+	t.Run("paged", func(t *testing.T) {
 		cur := func(o int) string { return strconv.FormatInt(s.v(o), 10) }
 		cases := []struct {
 			cursor string

@@ -99,7 +99,7 @@ func newSuite(t *testing.T, h Harness) *suite {
 	s := &suite{h: h, caps: c}
 	s.app = s.scopeOf(artifacts.KindApp, "conformance-app", "", "")
 	s.user = s.scopeOf(artifacts.KindUser, "conformance-app", "user-1", "")
-	s.session = artifacts.SessionScope("conformance-app", "user-1", "session-1")
+	s.session = s.own(artifacts.SessionScope("conformance-app", "user-1", "session-1"))
 	if !c.HasKind(artifacts.KindSession) {
 		t.Fatalf("the store declares no session scopes (%v): the suite needs them", c.ScopeKinds)
 	}
@@ -107,21 +107,33 @@ func newSuite(t *testing.T, h Harness) *suite {
 }
 
 // scopeOf returns a scope of kind with the given parts, or, when the
-// layout holds no scopes of kind, a session scope of its own.
+// layout holds no scopes of kind, a session scope of its own; of the
+// layout's only app when it has one (see own).
 func (s *suite) scopeOf(kind artifacts.Kind, app, user, session string) artifacts.Scope {
 	if s.caps.HasKind(kind) {
 		switch kind {
 		case artifacts.KindApp:
-			return artifacts.AppScope(app)
+			return s.own(artifacts.AppScope(app))
 		case artifacts.KindUser:
-			return artifacts.UserScope(app, user)
+			return s.own(artifacts.UserScope(app, user))
 		}
-		return artifacts.SessionScope(app, user, session)
+		return s.own(artifacts.SessionScope(app, user, session))
 	}
 	if user == "" {
 		user = "as-user-of-" + app
 	}
-	return artifacts.SessionScope(app, user, "as-"+string(kind)+"-scope")
+	return s.own(artifacts.SessionScope(app, user, "as-"+string(kind)+"-scope"))
+}
+
+// own returns scope in the layout's only app (Capabilities.OnlyApp), when
+// it has one, so that the tests written with many apps keep their users
+// and sessions apart; otherwise scope itself. The OnlyApp fact itself is
+// tested by testFacts.
+func (s *suite) own(scope artifacts.Scope) artifacts.Scope {
+	if s.caps.OnlyApp != "" && scope.App != "" {
+		scope.App = s.caps.OnlyApp
+	}
+	return scope
 }
 
 // n returns the name the layout gives name in scope: with
@@ -164,6 +176,20 @@ func (s *suite) holds(scope artifacts.Scope) bool {
 	return true
 }
 
+// longName returns a name of exactly n bytes whose segments are at most
+// Capabilities.MaxSegmentBytes long.
+func (s *suite) longName(n int) string {
+	seg := s.caps.MaxSegmentBytes
+	if seg <= 1 || seg >= n {
+		return strings.Repeat("n", n)
+	}
+	b := []byte(strings.Repeat(strings.Repeat("n", seg-1)+"/", n/seg+1)[:n])
+	if b[n-1] == '/' {
+		b[n-1] = 'n'
+	}
+	return string(b)
+}
+
 // takes reports whether the layout takes name (valid by ValidateName) in
 // any scope it holds, by its declared facts: MaxNameBytes,
 // MaxSegmentBytes and NameForbidden.
@@ -174,11 +200,13 @@ func (s *suite) takes(name string) bool {
 	if s.caps.NameForbidden != "" && strings.ContainsAny(name, s.caps.NameForbidden) {
 		return false
 	}
-	if s.caps.MaxSegmentBytes > 0 {
-		for seg := range strings.SplitSeq(name, "/") {
-			if len(seg) > s.caps.MaxSegmentBytes {
-				return false
-			}
+	segs := strings.Split(name, "/")
+	for i, seg := range segs {
+		if s.caps.MaxSegmentBytes > 0 && len(seg) > s.caps.MaxSegmentBytes {
+			return false
+		}
+		if i == len(segs)-1 && slices.Contains(s.caps.ReservedSegments, seg) {
+			return false
 		}
 	}
 	return true

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
@@ -113,6 +114,7 @@ func testScopeValidation(t *testing.T, s *suite) {
 		artifacts.SessionScope("a/b", "../..", ".."),
 		artifacts.SessionScope(" ", "日本", "😀"),
 	} {
+		sc = b.s.own(sc)
 		if b.s.holds(sc) {
 			b.okPut(t, sc, b.s.n(sc, "ok"), artifacts.PutOptions{})
 			continue
@@ -217,8 +219,12 @@ func testMIMEValidation(t *testing.T, s *suite) {
 	b := newBaseline(t, s)
 	mime255 := "application/" + strings.Repeat("x", artifacts.MaxMIMETypeBytes-len("application/"))
 	for i, m := range []string{
-		"a/b", mime255, "text/plain; charset=utf-8", "text/é", "/ab", "ab/", "a/b/c", "x/\t",
+		"a/b", mime255, "text/plain; charset=utf-8", "text/é", "/ab", "ab/", "a/b/c", "x/\t", " a/b", "a/b\x01c",
 	} {
+		if s.caps.HeaderMIMETypes && (strings.TrimSpace(m) != m || strings.ContainsFunc(m, unicode.IsControl)) {
+			b.badPut(t, artifacts.CodeInvalidMIMEType, s.app, fmt.Sprintf("mime-%d", i), artifacts.PutOptions{MIMEType: m}, fmt.Sprintf("MIME type %q, which a header (HeaderMIMETypes) cannot keep", m))
+			continue
+		}
 		b.okPut(t, s.app, fmt.Sprintf("mime-%d", i), artifacts.PutOptions{MIMEType: m})
 	}
 	b.unchanged(t, "the edge puts")

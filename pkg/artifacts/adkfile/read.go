@@ -605,6 +605,13 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	var page artifacts.VersionPage
 	found := false
 	limit := opts.PageSize()
+	// With IncludeBroken a version ADK counts but cannot load is listed
+	// as broken (see brokenOf); one that cannot be read is still an
+	// error: unreadable is not corrupt.
+	isBroken := func(e entry) bool {
+		return opts.IncludeBroken && (e.state == stIncomplete || e.state == stBroken && artifacts.ProblemCode(e.err) == artifacts.CodeCorrupt)
+	}
+	listed, last := 0, int64(0) // versions on the page, broken ones included
 	for _, n := range nums {
 		if n <= after {
 			continue
@@ -613,20 +620,33 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 			return artifacts.VersionPage{}, err
 		}
 		e := read(n)
-		switch e.state {
-		case stIncomplete:
+		broken := isBroken(e)
+		if e.state == stIncomplete && !broken {
 			continue
-		case stBroken:
+		}
+		if e.state == stBroken && !broken {
 			// Never list around a damaged version quietly: ADK would
 			// fail to load it too. fs verify names it.
 			return artifacts.VersionPage{}, e.err
 		}
 		found = true
-		if len(page.Items) == limit {
-			page.NextCursor = strconv.FormatInt(page.Items[len(page.Items)-1].Version, 10)
+		if listed == limit {
+			page.NextCursor = strconv.FormatInt(last, 10)
 			break
 		}
-		page.Items = append(page.Items, e.rec)
+		if broken {
+			b, _, err := s.brokenOf(op, e)
+			if artifacts.IsNotFound(err) {
+				continue // deleted since it was read
+			}
+			if err != nil {
+				return artifacts.VersionPage{}, withArtifact(err, scope, name, e.version)
+			}
+			page.Broken = append(page.Broken, b)
+		} else {
+			page.Items = append(page.Items, e.rec)
+		}
+		listed, last = listed+1, e.version
 	}
 	// Nothing after the cursor: an empty last page of a name that has
 	// versions before it, or a name without any.
@@ -634,7 +654,8 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 		if found || n > after {
 			break
 		}
-		found = read(n).state == stPublished
+		e := read(n)
+		found = e.state == stPublished || isBroken(e)
 	}
 	if !found {
 		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact").With(scope, name, 0)

@@ -326,6 +326,9 @@ func (s *Store) list(ctx context.Context, prefix string, flat bool) (listing, er
 			continue
 		}
 		rel := strings.TrimPrefix(a.Name, s.root)
+		if isLockObject(rel) {
+			continue
+		}
 		p, perr := parseObject(rel)
 		if perr != nil {
 			out.foreign = append(out.foreign, foreignObject{name: a.Name, reason: perr.Error()})

@@ -68,6 +68,9 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 			return gcserr.Classify(cctx, op, err, "listing gs://%s/%s", s.bucket, s.root)
 		}
 		rel := strings.TrimPrefix(a.Name, s.root)
+		if isLockObject(rel) {
+			continue
+		}
 		p, perr := parseObject(rel)
 		if perr != nil {
 			foreign = append(foreign, foreignObject{name: a.Name, reason: perr.Error()})

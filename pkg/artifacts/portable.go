@@ -64,6 +64,7 @@ func NewStore(d Driver) *Store {
 		c.MaxNameBytes = MaxNameBytes
 	}
 	c.ScopeKinds = slices.Clone(c.ScopeKinds)
+	c.ReservedSegments = slices.Clone(c.ReservedSegments)
 	return &Store{drv: d, caps: c}
 }
 
@@ -72,6 +73,7 @@ func NewStore(d Driver) *Store {
 func (s *Store) Capabilities() Capabilities {
 	c := s.caps
 	c.ScopeKinds = slices.Clone(c.ScopeKinds)
+	c.ReservedSegments = slices.Clone(c.ReservedSegments)
 	return c
 }
 

@@ -110,7 +110,10 @@ type Capabilities struct {
 	// FirstVersion is the number of a name's first version (default 1).
 	FirstVersion int64
 	// ReusesVersions is true when a number freed by Delete may be given
-	// to a later Put; false when numbers are never reused.
+	// to a later Put: a Put takes one more than the highest version the
+	// name has (FirstVersion when it has none), so deleting the highest
+	// hands its number out again (Google ADK's layouts). False when
+	// numbers are never reused.
 	ReusesVersions bool
 	// StoresDigest is true when every record holds its payload's SHA-256,
 	// so reads verify the digest and not only the size.
@@ -120,8 +123,65 @@ type Capabilities struct {
 	// could not fit, with CodeInvalidMetadata, before the driver runs.
 	MaxRecordBytes int
 	// MaxNameBytes is the longest artifact name the layout takes (default
-	// and at most MaxNameBytes); the other name rules are ValidateName's.
+	// and at most MaxNameBytes); the other name rules are ValidateName's
+	// and the layout's own, below.
 	MaxNameBytes int
+
+	// The facts below describe layouts that store ids and names
+	// unescaped, as path segments (Google ADK's). Their zero values are
+	// those of a layout that stores hashes (the Erlang layouts): no
+	// further rule. A layout refuses what they exclude with
+	// CodeInvalidScope (scope parts) or CodeInvalidName (names).
+
+	// UserNamePrefix, when set, begins every name of a user scope, and no
+	// name of another scope begins with it (Google ADK's "user:").
+	UserNamePrefix string
+	// MaxSegmentBytes, when positive, bounds each scope part and each
+	// slash-separated segment of a name: a directory name's 255 bytes
+	// (google-adk-file).
+	MaxSegmentBytes int
+	// ScopePartForbidden lists the bytes no scope part may hold: the
+	// layout's own separators ("/" in Google ADK's layouts).
+	ScopePartForbidden string
+	// NameForbidden lists the bytes no name may hold ("\\" in
+	// google-adk-file).
+	NameForbidden string
+	// ReservedSegments lists the names the layout keeps for its own
+	// directories and files ("versions", "metadata.json" in
+	// google-adk-file): no name may end in one (a layout may refuse one
+	// as an inner segment too: google-adk-file refuses "versions"
+	// anywhere).
+	ReservedSegments []string
+	// MetadataStrings is true when custom metadata values are strings
+	// only (Cloud Storage object metadata): a Put with any other value is
+	// CodeInvalidMetadata.
+	MetadataStrings bool
+	// OnlyApp, when set, is the one app the store holds: the layout keeps
+	// no app (google-adk-file's users/ tree, whose app is the store's,
+	// --store-app). A Put into a scope of another app is CodeInvalidScope;
+	// reads of one find nothing (CodeNotFound).
+	OnlyApp string
+	// PlainNames is true when a name's key or directory is the name itself
+	// (Google ADK's layouts), not its NameHash: Walk's NameUsage.Hash is
+	// then that key or path.
+	PlainNames bool
+	// HeaderMIMETypes is true when the MIME type is kept as an HTTP
+	// header value (Cloud Storage's Content-Type): one with leading or
+	// trailing white space or a control character, which the header would
+	// not keep as given, is CodeInvalidMIMEType.
+	HeaderMIMETypes bool
+	// AttributeRecords is true when a version's record is its payload
+	// object's own attributes (Content-Type, custom metadata, size and
+	// time, as Cloud Storage keeps them: google-adk-gcs). They always
+	// decode: there is no separate record that a fault could break.
+	AttributeRecords bool
+	// UncheckedPayloads is true when the layout keeps no digest, checksum
+	// or size of a payload (google-adk-file: a record's Size is the
+	// payload file's own), so no read can tell a changed or cut payload
+	// from an intact one; only a broken record is CodeCorrupt. A layout
+	// with StoresDigest false and UncheckedPayloads false checks payloads
+	// some other way (the CRC32C Cloud Storage keeps, in google-adk-gcs).
+	UncheckedPayloads bool
 }
 
 // HasKind reports whether the layout can hold scopes of kind k.

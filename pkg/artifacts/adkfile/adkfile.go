@@ -214,7 +214,27 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		StoresDigest:     false,
 		MaxRecordBytes:   MaxMetadataFileBytes,
 		MaxNameBytes:     artifacts.MaxNameBytes,
+		// Ids and names are directory names, unescaped.
+		UserNamePrefix:     UserPrefix,
+		MaxSegmentBytes:    maxSegmentBytes,
+		ScopePartForbidden: "/\\",
+		NameForbidden:      "\\",
+		ReservedSegments:   []string{VersionsDir, MetadataFile},
+		PlainNames:         true,
+		OnlyApp:            s.onlyApp(),
+		// metadata.json keeps no size or digest: a payload's size is
+		// the file's own.
+		UncheckedPayloads: true,
 	}
+}
+
+// onlyApp is the app of a users/ store (the store app): the only one it
+// holds; "" for an apps/ store.
+func (s *Store) onlyApp() string {
+	if s.variant == VariantUsers {
+		return s.app
+	}
+	return ""
 }
 
 // dirExists reports whether rel is a real directory; a symbolic link or

@@ -487,68 +487,111 @@ func (s *Store) open(rec artifacts.Record, rel string, offset, length int64) (*a
 	if err != nil {
 		return nil, withArtifact(err, rec.Scope, rec.Name, rec.Version)
 	}
+	// One byte past a range that ends the payload: a file that grew
+	// since its size was read then reads longer, which the Reader
+	// reports, instead of passing for the payload.
+	n := length
+	if offset+length == rec.Size {
+		n++
+	}
 	body := struct {
 		io.Reader
 		io.Closer
-	}{io.NewSectionReader(f, offset, length+1), f}
+	}{io.NewSectionReader(f, offset, n), f}
 	return artifacts.NewReader(rec, body, offset, length, false)
 }
 
 // ListNames returns a page of the scope's names with a published version.
+// It lists the scope's name directories (directories only), then reads
+// the versions of the names after the cursor until the page is full: the
+// cost of a page is the page's names, not the scope's.
 func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artifacts.ListOptions) (artifacts.NamePage, error) {
 	const op = "list names"
-	names, err := s.scopeNames(ctx, op, scope)
+	dir, err := s.scopeDir(op, scope)
+	if err != nil {
+		return artifacts.NamePage{}, notFoundFor(err, scope, "")
+	}
+	rels, _, err := s.scanNames(ctx, op, dir)
 	if err != nil {
 		return artifacts.NamePage{}, err
 	}
-	if len(names) == 0 {
-		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "scope has no artifacts").With(scope, "", 0)
+	type candidate struct{ name, rel string }
+	var names []candidate
+	for _, rel := range rels {
+		// As walkName: a path that is no name ADK can save is foreign.
+		name := apiName(scope.Kind, rel)
+		if p, err := pathName(scope, name); err != nil || p != rel || artifacts.ValidateName(name) != nil {
+			continue
+		}
+		names = append(names, candidate{name, rel})
+	}
+	slices.SortFunc(names, func(a, b candidate) int { return strings.Compare(a.name, b.name) })
+	// published reads a name's versions: its usage when it has a
+	// published one.
+	published := func(c candidate) (artifacts.NameUsage, bool, error) {
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return artifacts.NameUsage{}, false, err
+		}
+		var n artifacts.NameUsage
+		err := s.walkName(op, scope, dir, c.rel, func(u artifacts.NameUsage, _ []artifacts.Problem) { n = u })
+		return n, err == nil && len(n.Records) > 0, err
 	}
 	var page artifacts.NamePage
 	limit := opts.PageSize()
-	for _, n := range names {
-		if opts.Cursor != "" && n.Name <= opts.Cursor {
+	found := false
+	for _, c := range names {
+		if opts.Cursor != "" && c.name <= opts.Cursor {
 			continue
 		}
+		n, ok, err := published(c)
+		if err != nil {
+			return artifacts.NamePage{}, err
+		}
+		if !ok {
+			continue
+		}
+		found = true
 		if len(page.Items) == limit {
 			page.NextCursor = page.Items[len(page.Items)-1].Name
 			break
 		}
 		page.Items = append(page.Items, artifacts.NameEntry{Name: n.Name, Latest: n.Records[len(n.Records)-1], Versions: len(n.Records)})
 	}
+	// Nothing after the cursor: an empty last page of a scope that has
+	// names before it, or a scope without any.
+	for _, c := range names {
+		if found || opts.Cursor == "" || c.name > opts.Cursor {
+			break
+		}
+		_, ok, err := published(c)
+		if err != nil {
+			return artifacts.NamePage{}, err
+		}
+		found = ok
+	}
+	if !found {
+		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "scope has no artifacts").With(scope, "", 0)
+	}
 	return page, nil
 }
 
-// scopeNames returns the names of scope with at least one published
-// version, sorted bytewise; a scope the store cannot hold has none.
-func (s *Store) scopeNames(ctx context.Context, op string, scope artifacts.Scope) ([]artifacts.NameUsage, error) {
-	dir, err := s.scopeDir(op, scope)
-	if err != nil {
-		return nil, notFoundFor(err, scope, "")
-	}
-	var out []artifacts.NameUsage
-	err = s.walkNames(ctx, op, scope, dir, func(n artifacts.NameUsage, _ []artifacts.Problem) {
-		if len(n.Records) > 0 {
-			out = append(out, n)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b artifacts.NameUsage) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
 // ListVersions returns a page of a name's published records, ascending,
-// after opts.Cursor (a version number; empty: from the first).
+// after opts.Cursor (a version number; empty: from the first). It lists
+// the version directories, then reads those after the cursor until the
+// page is full: the cost of a page is the page's versions.
 func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name string, opts artifacts.ListOptions) (artifacts.VersionPage, error) {
 	const op = "list versions"
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.VersionPage{}, err
 	}
-	es, err := s.versions(op, scope, name)
+	dir, base, err := s.nameDir(op, scope, name)
 	if err != nil {
 		return artifacts.VersionPage{}, notFoundFor(err, scope, name)
+	}
+	vdir := path.Join(dir, VersionsDir)
+	nums, _, err := s.versionDirs(op, vdir)
+	if err != nil {
+		return artifacts.VersionPage{}, withArtifact(err, scope, name, 0)
 	}
 	after := int64(-1)
 	if opts.Cursor != "" {
@@ -556,17 +599,29 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 			return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "version cursor %q is not a version number", opts.Cursor)
 		}
 	}
+	read := func(n int64) entry {
+		return s.readVersion(op, scope, name, path.Join(vdir, strconv.FormatInt(n, 10)), base, n)
+	}
 	var page artifacts.VersionPage
 	found := false
 	limit := opts.PageSize()
+	// With IncludeBroken a version ADK counts but cannot load is listed
+	// as broken (see brokenOf); one that cannot be read is still an
+	// error: unreadable is not corrupt.
+	isBroken := func(e entry) bool {
+		return opts.IncludeBroken && (e.state == stIncomplete || e.state == stBroken && artifacts.ProblemCode(e.err) == artifacts.CodeCorrupt)
+	}
 	listed, last := 0, int64(0) // versions on the page, broken ones included
-	for _, e := range es {
-		// With IncludeBroken a version ADK counts but cannot load is
-		// listed as broken (see brokenOf); one that cannot be read is
-		// still an error: unreadable is not corrupt.
-		broken := opts.IncludeBroken && (e.state == stIncomplete || e.state == stBroken && artifacts.ProblemCode(e.err) == artifacts.CodeCorrupt)
-		if e.state == stIncomplete && !broken || e.version <= after {
-			found = found || e.state == stPublished || broken
+	for _, n := range nums {
+		if n <= after {
+			continue
+		}
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return artifacts.VersionPage{}, err
+		}
+		e := read(n)
+		broken := isBroken(e)
+		if e.state == stIncomplete && !broken {
 			continue
 		}
 		if e.state == stBroken && !broken {
@@ -592,6 +647,15 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 			page.Items = append(page.Items, e.rec)
 		}
 		listed, last = listed+1, e.version
+	}
+	// Nothing after the cursor: an empty last page of a name that has
+	// versions before it, or a name without any.
+	for _, n := range nums {
+		if found || n > after {
+			break
+		}
+		e := read(n)
+		found = e.state == stPublished || isBroken(e)
 	}
 	if !found {
 		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact").With(scope, name, 0)

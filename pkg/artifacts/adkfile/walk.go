@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -45,15 +46,50 @@ type nameFn func(n artifacts.NameUsage, foreign []artifacts.Problem)
 // every name directory (one holding versions/), and once with an empty
 // usage for foreign entries that belong to no name.
 func (s *Store) walkNames(ctx context.Context, op string, scope artifacts.Scope, dir string, fn nameFn) error {
-	var stray []artifacts.Problem
-	var walk func(rel string, depth int) error
-	walk = func(rel string, depth int) error {
+	rels, stray, err := s.scanNames(ctx, op, dir)
+	if err != nil {
+		return err
+	}
+	for _, rel := range rels {
+		if err := s.walkName(op, scope, dir, rel, fn); err != nil {
+			return err
+		}
+	}
+	if len(stray) > 0 {
+		fn(artifacts.NameUsage{Hash: s.abs(dir)}, stray)
+	}
+	return nil
+}
+
+// scanNames lists the name directories below the artifacts/ directory dir
+// (their paths relative to it: the directories that hold versions/), and
+// the entries that are not part of the layout, reading directories only.
+// It descends through directory handles, one level at a time, so that a
+// deeply nested name costs one open per level, not one per level for
+// every directory below it.
+func (s *Store) scanNames(ctx context.Context, op, dir string) (rels []string, stray []artifacts.Problem, err error) {
+	ok, err := s.dirExists(op, dir)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	top, err := s.root.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, readErr(op, s.abs(dir), err)
+	}
+	defer top.Close()
+	var walk func(r *os.Root, rel string, depth int) error
+	walk = func(r *os.Root, rel string, depth int) error {
 		if err := artifacts.CheckContext(ctx, op); err != nil {
 			return err
 		}
-		entries, err := s.readDir(op, path.Join(dir, rel))
+		f, err := r.Open(".")
 		if err != nil {
-			return err
+			return readErr(op, s.abs(path.Join(dir, rel)), err)
+		}
+		entries, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return readErr(op, s.abs(path.Join(dir, rel)), err)
 		}
 		for _, e := range entries {
 			child := path.Join(rel, e.Name())
@@ -62,9 +98,7 @@ func (s *Store) walkNames(ctx context.Context, op string, scope artifacts.Scope,
 			case e.Type()&fs.ModeSymlink != 0:
 				stray = append(stray, foreign(abs, "a symbolic link"))
 			case e.Name() == VersionsDir && e.IsDir() && rel != "":
-				if err := s.walkName(op, scope, dir, rel, fn); err != nil {
-					return err
-				}
+				rels = append(rels, rel)
 			case e.Name() == VersionsDir:
 				stray = append(stray, foreign(abs, "a versions directory with no name above it"))
 			case !e.IsDir():
@@ -72,20 +106,23 @@ func (s *Store) walkNames(ctx context.Context, op string, scope artifacts.Scope,
 			case depth >= maxNameDepth:
 				stray = append(stray, foreign(abs, "nested deeper than any name"))
 			default:
-				if err := walk(child, depth+1); err != nil {
+				sub, err := r.OpenRoot(e.Name())
+				if err != nil {
+					return readErr(op, abs, err)
+				}
+				err = walk(sub, child, depth+1)
+				sub.Close()
+				if err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	if err := walk("", 0); err != nil {
-		return err
+	if err := walk(top, "", 0); err != nil {
+		return nil, nil, err
 	}
-	if len(stray) > 0 {
-		fn(artifacts.NameUsage{Hash: s.abs(dir)}, stray)
-	}
-	return nil
+	return rels, stray, nil
 }
 
 // walkName reads the name directory dir/rel (it holds versions/).

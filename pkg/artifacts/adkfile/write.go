@@ -47,7 +47,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 		}
 		return artifacts.Record{}, err
 	}
-	md, err := json.Marshal(opts.Metadata)
+	md, err := json.Marshal(jsonFloats(opts.Metadata))
 	if err != nil {
 		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidMetadata, op, err, "custom metadata is not JSON").With(scope, name, 0)
 	}
@@ -145,6 +145,11 @@ func (s *Store) fill(ctx context.Context, op string, scope artifacts.Scope, name
 		err = cerr
 	}
 	if err != nil {
+		if cerr := artifacts.CheckContext(ctx, op); cerr != nil {
+			// The context ended while the payload was read: a reader
+			// that returned the context's own error says no more.
+			return 0, withArtifact(cerr, scope, name, 0)
+		}
 		if c := artifacts.CodeOf(err); c == artifacts.CodeTooLarge || c == artifacts.CodeTimeout || c == artifacts.CodeCanceled {
 			return 0, withArtifact(err, scope, name, 0)
 		}
@@ -239,6 +244,42 @@ func (s *Store) metadataJSON(name string, n int64, mime, payloadAbs string, md [
 		return nil, artifacts.Errorf(artifacts.CodeInvalidMetadata, "put", err, "metadata.json does not encode")
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// jsonFloats returns a copy of v in which every float is a json.Number
+// that keeps its decimal point ("2.0", as ADK Python's json.dumps writes a
+// float), so that reading metadata.json back gives a float again, not the
+// integer encoding/json would write for a whole float.
+func jsonFloats(v any) any {
+	switch x := v.(type) {
+	case float64:
+		return floatNumber(x)
+	case float32:
+		return floatNumber(float64(x))
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonFloats(e)
+		}
+		return out
+	}
+	return v
+}
+
+// floatNumber formats f as the shortest JSON number that reads back as
+// f, with a decimal point or an exponent.
+func floatNumber(f float64) json.Number {
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEnN") {
+		s += ".0"
+	}
+	return json.Number(s)
 }
 
 // ctxReader stops a copy when its context is done.

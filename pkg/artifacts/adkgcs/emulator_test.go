@@ -32,8 +32,15 @@ func newEmulator(tb testing.TB) *fakestorage.Server {
 // newClient returns a storage client for the emulator.
 func newClient(tb testing.TB, srv *fakestorage.Server) *storage.Client {
 	tb.Helper()
+	return newClientAt(tb, srv.URL())
+}
+
+// newClientAt returns a storage client for the emulator (or a proxy in
+// front of it) at base, reading through the JSON API.
+func newClientAt(tb testing.TB, base string) *storage.Client {
+	tb.Helper()
 	c, err := storage.NewClient(context.Background(),
-		option.WithEndpoint(srv.URL()+"/storage/v1/"),
+		option.WithEndpoint(base+"/storage/v1/"),
 		option.WithoutAuthentication(),
 		storage.WithJSONReads(),
 	)

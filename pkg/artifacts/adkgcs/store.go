@@ -19,6 +19,7 @@
 package adkgcs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -227,6 +228,14 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		NoCeilings:       true,
 		StoresDigest:     false,
 		MaxRecordBytes:   MaxMetadataBytes,
+		// Object names hold ids and names unescaped; object metadata
+		// holds strings; reads check the object's CRC32C.
+		UserNamePrefix:     UserPrefix,
+		ScopePartForbidden: "/",
+		MetadataStrings:    true,
+		PlainNames:         true,
+		AttributeRecords:   true,
+		HeaderMIMETypes:    true,
 	}
 }
 
@@ -547,6 +556,20 @@ func (s *Store) open(ctx context.Context, o object, offset, length int64) (*arti
 	}
 	if whole {
 		body = newCRCBody(body, o, rec)
+		if size <= artifacts.SmallPayloadBytes {
+			// A small payload is read and checked whole before its first
+			// byte is handed out, as the verified Reader does for a
+			// digest: damaged bytes are never returned.
+			b, err := io.ReadAll(body)
+			body.Close()
+			if err != nil {
+				if artifacts.CodeOf(err) == artifacts.CodeCorrupt {
+					return nil, err
+				}
+				return nil, gcserr.Classify(ctx, op, err, "reading object %s", o.name).With(rec.Scope, rec.Name, rec.Version)
+			}
+			body = io.NopCloser(bytes.NewReader(b))
+		}
 	}
 	return artifacts.NewReader(rec, body, offset, length, false)
 }

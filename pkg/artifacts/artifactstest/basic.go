@@ -2,6 +2,7 @@ package artifactstest
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/big"
 	"reflect"
@@ -32,7 +33,7 @@ func testCapabilities(t *testing.T, s *suite) {
 	if c2 := st.Capabilities(); !reflect.DeepEqual(c2, c) {
 		t.Errorf("Capabilities changed between calls: %+v then %+v", c, c2)
 	}
-	put(t, st, scopeApp, "x", []byte("x"), artifacts.PutOptions{})
+	put(t, st, s.app, "x", []byte("x"), artifacts.PutOptions{})
 	if c2 := st.Capabilities(); !reflect.DeepEqual(c2, c) {
 		t.Errorf("Capabilities changed after a Put: %+v then %+v", c, c2)
 	}
@@ -65,18 +66,18 @@ func testRoundTrip(t *testing.T, s *suite) {
 			name := "round-trip/" + tc.name
 			b := data(tc.n, uint64(i))
 			md := artifacts.Metadata{"case": tc.name}
-			rec := put(t, st, scopeSession, name, b, artifacts.PutOptions{MIMEType: "text/plain", Metadata: md})
-			checkPut(t, rec, scopeSession, name, 1, "text/plain", b)
-			for _, v := range []int64{artifacts.Latest, 1} {
-				mustGet(t, st, scopeSession, name, v, b)
-				r, err := st.Get(t.Context(), scopeSession, name, v)
+			rec := put(t, st, s.session, name, b, artifacts.PutOptions{MIMEType: "text/plain", Metadata: md})
+			s.checkPut(t, rec, s.session, name, s.v(1), "text/plain", b)
+			for _, v := range []int64{artifacts.Latest, s.v(1)} {
+				mustGet(t, st, s.session, name, v, b)
+				r, err := st.Get(t.Context(), s.session, name, v)
 				if err != nil {
 					t.Fatalf("Get(v%d): %v", v, err)
 				}
 				sameRecord(t, r.Record(), rec, "Get(v%d).Record()", v)
 				r.Close()
 			}
-			got, err := st.Stat(t.Context(), scopeSession, name, 1)
+			got, err := st.Stat(t.Context(), s.session, name, s.v(1))
 			if err != nil {
 				t.Fatalf("Stat: %v", err)
 			}
@@ -87,14 +88,14 @@ func testRoundTrip(t *testing.T, s *suite) {
 
 func testDefaultMIMEType(t *testing.T, s *suite) {
 	st := s.newStore(t)
-	rec := put(t, st, scopeApp, "no-mime", []byte("abc"), artifacts.PutOptions{})
+	rec := put(t, st, s.app, "no-mime", []byte("abc"), artifacts.PutOptions{})
 	if rec.MIMEType != artifacts.DefaultMIMEType {
 		t.Errorf("Put without a MIME type: got %q, want %q", rec.MIMEType, artifacts.DefaultMIMEType)
 	}
 	if len(rec.Metadata) != 0 {
 		t.Errorf("Put with nil metadata: got %#v, want an empty map", rec.Metadata)
 	}
-	got, err := st.Stat(t.Context(), scopeApp, "no-mime", artifacts.Latest)
+	got, err := st.Stat(t.Context(), s.app, "no-mime", artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,18 +147,47 @@ func sampleMetadata() artifacts.Metadata {
 	}
 }
 
+// stringMetadata is sampleMetadata for a layout whose metadata values are
+// strings only (Capabilities.MetadataStrings): every key of it, each value
+// as a string of its own.
+func stringMetadata() artifacts.Metadata {
+	md := artifacts.Metadata{}
+	for k, v := range sampleMetadata() {
+		if k == "" {
+			continue // Cloud Storage keeps no empty key
+		}
+		md[k] = fmt.Sprint(v)
+	}
+	md["string"] = "hello"
+	md["unicode"] = "héllo, 日本, 😀"
+	md["spaces and: punctuation"] = " a = b; c "
+	return md
+}
+
+// sample returns the metadata the round trips store: every value type,
+// or only strings when the layout keeps only strings.
+func (s *suite) sample() artifacts.Metadata {
+	if s.caps.MetadataStrings {
+		return stringMetadata()
+	}
+	return sampleMetadata()
+}
+
 func testMetadataRoundTrip(t *testing.T, s *suite) {
 	st := s.newStore(t)
-	md := sampleMetadata()
-	want := sampleMetadata()
-	rec := put(t, st, scopeUser, "meta", []byte("payload"), artifacts.PutOptions{Metadata: md})
+	md := s.sample()
+	want := s.sample()
+	name := s.n(s.user, "meta")
+	rec := put(t, st, s.user, name, []byte("payload"), artifacts.PutOptions{Metadata: md})
 	if !metaEqual(want, rec.Metadata) {
 		t.Errorf("Put returned metadata %#v, want %#v", rec.Metadata, want)
 	}
 	// The store must not keep the caller's maps.
 	md["string"] = "changed"
-	md["nested"].(map[string]any)["a"] = "changed"
-	md["list"].([]any)[0] = "changed"
+	if !s.caps.MetadataStrings {
+		md["nested"].(map[string]any)["a"] = "changed"
+		md["list"].([]any)[0] = "changed"
+	}
 
 	check := func(what string, got artifacts.Metadata) {
 		t.Helper()
@@ -165,26 +195,28 @@ func testMetadataRoundTrip(t *testing.T, s *suite) {
 			t.Errorf("%s: metadata\n got  %#v\n want %#v", what, got, want)
 		}
 	}
-	got, err := st.Stat(t.Context(), scopeUser, "meta", 1)
+	got, err := st.Stat(t.Context(), s.user, name, s.v(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("Stat", got.Metadata)
 	// Nor may a caller change the store through what it returned.
 	got.Metadata["string"] = "changed"
-	got.Metadata["nested"].(map[string]any)["a"] = "changed"
-	r, err := st.Get(t.Context(), scopeUser, "meta", artifacts.Latest)
+	if !s.caps.MetadataStrings {
+		got.Metadata["nested"].(map[string]any)["a"] = "changed"
+	}
+	r, err := st.Get(t.Context(), s.user, name, artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("Get().Record()", r.Record().Metadata)
 	r.Close()
-	vp, err := st.ListVersions(t.Context(), scopeUser, "meta", artifacts.ListOptions{})
+	vp, err := st.ListVersions(t.Context(), s.user, name, artifacts.ListOptions{})
 	if err != nil || len(vp.Items) != 1 {
 		t.Fatalf("ListVersions: %+v, %v", vp, err)
 	}
 	check("ListVersions", vp.Items[0].Metadata)
-	np, err := st.ListNames(t.Context(), scopeUser, artifacts.ListOptions{})
+	np, err := st.ListNames(t.Context(), s.user, artifacts.ListOptions{})
 	if err != nil || len(np.Items) != 1 {
 		t.Fatalf("ListNames: %+v, %v", np, err)
 	}
@@ -194,15 +226,15 @@ func testMetadataRoundTrip(t *testing.T, s *suite) {
 func testStat(t *testing.T, s *suite) {
 	st := s.newStore(t)
 	b1, b2 := data(10, 1), data(20, 2)
-	r1 := put(t, st, scopeApp, "stat", b1, artifacts.PutOptions{MIMEType: "a/b", Metadata: artifacts.Metadata{"v": 1}})
-	r2 := put(t, st, scopeApp, "stat", b2, artifacts.PutOptions{MIMEType: "image/png", Metadata: artifacts.Metadata{"v": 2}})
-	checkPut(t, r1, scopeApp, "stat", 1, "a/b", b1)
-	checkPut(t, r2, scopeApp, "stat", 2, "image/png", b2)
+	r1 := put(t, st, s.app, "stat", b1, artifacts.PutOptions{MIMEType: "a/b", Metadata: artifacts.Metadata{"v": "1"}})
+	r2 := put(t, st, s.app, "stat", b2, artifacts.PutOptions{MIMEType: "image/png", Metadata: artifacts.Metadata{"v": "2"}})
+	s.checkPut(t, r1, s.app, "stat", s.v(1), "a/b", b1)
+	s.checkPut(t, r2, s.app, "stat", s.v(2), "image/png", b2)
 	for _, tc := range []struct {
 		v    int64
 		want artifacts.Record
-	}{{1, r1}, {2, r2}, {artifacts.Latest, r2}} {
-		got, err := st.Stat(t.Context(), scopeApp, "stat", tc.v)
+	}{{s.v(1), r1}, {s.v(2), r2}, {artifacts.Latest, r2}} {
+		got, err := st.Stat(t.Context(), s.app, "stat", tc.v)
 		if err != nil {
 			t.Fatalf("Stat(v%d): %v", tc.v, err)
 		}
@@ -218,7 +250,7 @@ func testGetRange(t *testing.T, s *suite) {
 			name = "range-large"
 		}
 		b := data(size, uint64(size))
-		rec := put(t, st, scopeApp, name, b, artifacts.PutOptions{})
+		rec := put(t, st, s.app, name, b, artifacts.PutOptions{})
 		n := int64(size)
 		cases := []struct {
 			name          string
@@ -242,7 +274,7 @@ func testGetRange(t *testing.T, s *suite) {
 		for _, tc := range cases {
 			t.Run(fmtSize(size)+"/"+tc.name, func(t *testing.T) {
 				for _, v := range []int64{artifacts.Latest, rec.Version} {
-					got, err := getRange(t.Context(), st, scopeApp, name, v, tc.off, tc.length)
+					got, err := getRange(t.Context(), st, s.app, name, v, tc.off, tc.length)
 					if err != nil {
 						t.Fatalf("GetRange(v%d, %d, %d): %v", v, tc.off, tc.length, err)
 					}
@@ -255,15 +287,15 @@ func testGetRange(t *testing.T, s *suite) {
 		}
 		t.Run(fmtSize(size)+"/invalid", func(t *testing.T) {
 			for _, tc := range []struct{ off, length int64 }{{-1, 5}, {-1, -1}, {0, -2}, {5, math.MinInt64}, {math.MinInt64, 1}} {
-				_, err := st.GetRange(t.Context(), scopeApp, name, artifacts.Latest, tc.off, tc.length)
+				_, err := st.GetRange(t.Context(), s.app, name, artifacts.Latest, tc.off, tc.length)
 				wantCode(t, err, artifacts.CodeInvalidArgument, "GetRange(%d, %d)", tc.off, tc.length)
 			}
 		})
 	}
 	t.Run("empty payload", func(t *testing.T) {
-		put(t, st, scopeApp, "range-empty", nil, artifacts.PutOptions{})
+		put(t, st, s.app, "range-empty", nil, artifacts.PutOptions{})
 		for _, tc := range []struct{ off, length int64 }{{0, -1}, {0, 0}, {0, 10}, {3, -1}} {
-			got, err := getRange(t.Context(), st, scopeApp, "range-empty", 1, tc.off, tc.length)
+			got, err := getRange(t.Context(), st, s.app, "range-empty", s.v(1), tc.off, tc.length)
 			if err != nil || len(got) != 0 {
 				t.Errorf("GetRange(%d, %d) of an empty payload = %d bytes, %v; want none", tc.off, tc.length, len(got), err)
 			}
@@ -294,39 +326,50 @@ func deleteOK(t *testing.T, st *artifacts.Store, scope artifacts.Scope, name str
 	}
 }
 
+// testVersionsNeverReused checks the numbering of a layout that never
+// reuses a number (or, for one that declares ReusesVersions, the numbering
+// it declares instead: see testVersionsReused). The cases are written
+// with ordinals (1 is a name's first version), which s.v maps to the
+// layout's numbers.
 func testVersionsNeverReused(t *testing.T, s *suite) {
-	if s.newStore(t).Capabilities().ReusesVersions {
+	if s.caps.ReusesVersions {
 		testVersionsReused(t, s)
 		return
 	}
 	type step struct {
 		sel  artifacts.Selector
-		gone []int // indexes (version-1) the delete removes
+		gone []int // indexes (ordinal-1) the delete removes
+	}
+	sel := func(kind artifacts.SelectorKind, ordinal int) artifacts.Selector {
+		if kind != artifacts.SelectVersion {
+			return artifacts.Selector{Kind: kind}
+		}
+		return artifacts.Selector{Kind: kind, Version: s.v(ordinal)}
 	}
 	cases := []struct {
 		name  string
 		steps []step
-		left  []int64 // versions published before the last put
+		left  []int // ordinals published before the last put
 	}{
-		{"sequential", nil, []int64{1, 2, 3}},
-		{"delete latest", []step{{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{2}}}, []int64{1, 2}},
-		{"delete latest by number", []step{{artifacts.Selector{Kind: artifacts.SelectVersion, Version: 3}, []int{2}}}, []int64{1, 2}},
-		{"delete middle", []step{{artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2}, []int{1}}}, []int64{1, 3}},
-		{"delete first", []step{{artifacts.Selector{Kind: artifacts.SelectVersion, Version: 1}, []int{0}}}, []int64{2, 3}},
-		{"delete all", []step{{artifacts.Selector{Kind: artifacts.SelectAll}, []int{0, 1, 2}}}, nil},
+		{"sequential", nil, []int{1, 2, 3}},
+		{"delete latest", []step{{sel(artifacts.SelectLatest, 0), []int{2}}}, []int{1, 2}},
+		{"delete latest by number", []step{{sel(artifacts.SelectVersion, 3), []int{2}}}, []int{1, 2}},
+		{"delete middle", []step{{sel(artifacts.SelectVersion, 2), []int{1}}}, []int{1, 3}},
+		{"delete first", []step{{sel(artifacts.SelectVersion, 1), []int{0}}}, []int{2, 3}},
+		{"delete all", []step{{sel(artifacts.SelectAll, 0), []int{0, 1, 2}}}, nil},
 		{"delete each latest", []step{
-			{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{2}},
-			{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{1}},
-			{artifacts.Selector{Kind: artifacts.SelectLatest}, []int{0}},
+			{sel(artifacts.SelectLatest, 0), []int{2}},
+			{sel(artifacts.SelectLatest, 0), []int{1}},
+			{sel(artifacts.SelectLatest, 0), []int{0}},
 		}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := s.newStore(t)
-			recs := putN(t, st, scopeApp, "v", 3, 10)
+			recs := putN(t, st, s.app, "v", 3, 10)
 			for i, r := range recs {
-				if r.Version != int64(i+1) {
-					t.Fatalf("put %d got version %d, want %d", i+1, r.Version, i+1)
+				if r.Version != s.v(i+1) {
+					t.Fatalf("put %d got version %d, want %d", i+1, r.Version, s.v(i+1))
 				}
 			}
 			for _, sp := range tc.steps {
@@ -334,45 +377,73 @@ func testVersionsNeverReused(t *testing.T, s *suite) {
 				for _, i := range sp.gone {
 					want = append(want, recs[i])
 				}
-				deleteOK(t, st, scopeApp, "v", sp.sel, want...)
+				deleteOK(t, st, s.app, "v", sp.sel, want...)
 			}
-			if got := versionsOf(t, st, scopeApp, "v"); !slices.Equal(got, tc.left) {
-				t.Fatalf("versions after deletes = %v, want %v", got, tc.left)
+			left := s.vs(tc.left...)
+			if got := versionsOf(t, st, s.app, "v"); !slices.Equal(got, left) {
+				t.Fatalf("versions after deletes = %v, want %v", got, left)
 			}
-			for _, i := range []int64{4, 5} {
+			for _, i := range []int{4, 5} {
 				b := data(7, uint64(i))
-				r := put(t, st, scopeApp, "v", b, artifacts.PutOptions{})
-				if r.Version != i {
-					t.Fatalf("put after deletes got version %d, want %d", r.Version, i)
+				r := put(t, st, s.app, "v", b, artifacts.PutOptions{})
+				if r.Version != s.v(i) {
+					t.Fatalf("put after deletes got version %d, want %d", r.Version, s.v(i))
 				}
-				mustGet(t, st, scopeApp, "v", i, b)
-				mustGet(t, st, scopeApp, "v", artifacts.Latest, b)
+				mustGet(t, st, s.app, "v", s.v(i), b)
+				mustGet(t, st, s.app, "v", artifacts.Latest, b)
 			}
-			if got := versionsOf(t, st, scopeApp, "v"); !slices.Equal(got, append(slices.Clone(tc.left), 4, 5)) {
-				t.Errorf("versions at the end = %v, want %v", got, append(slices.Clone(tc.left), 4, 5))
+			if got, want := versionsOf(t, st, s.app, "v"), append(slices.Clone(left), s.vs(4, 5)...); !slices.Equal(got, want) {
+				t.Errorf("versions at the end = %v, want %v", got, want)
 			}
 			// Deleted versions stay gone.
-			for i := int64(1); i <= 3; i++ {
+			for i := 1; i <= 3; i++ {
 				if slices.Contains(tc.left, i) {
 					continue
 				}
-				_, err := st.Stat(t.Context(), scopeApp, "v", i)
-				wantCode(t, err, artifacts.CodeNotFound, "Stat of deleted v%d", i)
+				_, err := st.Stat(t.Context(), s.app, "v", s.v(i))
+				wantCode(t, err, artifacts.CodeNotFound, "Stat of deleted v%d", s.v(i))
 			}
 		})
 	}
 }
 
+// vs maps ordinals to the layout's version numbers.
+func (s *suite) vs(ordinals ...int) []int64 {
+	out := make([]int64, len(ordinals))
+	for i, o := range ordinals {
+		out[i] = s.v(o)
+	}
+	return out
+}
+
 func testIsolation(t *testing.T, s *suite) {
 	st := s.newStore(t)
 	// Scopes that share parts, and names that share prefixes, are distinct.
-	scopes := []artifacts.Scope{
-		artifacts.AppScope("iso"),
-		artifacts.UserScope("iso", "u"),
-		artifacts.SessionScope("iso", "u", "s"),
-		artifacts.AppScope("iso/u"),
-		artifacts.UserScope("iso", "u/s"),
-		artifacts.SessionScope("iso", "u", "t"),
+	// A layout that stores scope parts unescaped cannot hold parts with its
+	// separators (ScopePartForbidden): those scopes are refused.
+	all := []artifacts.Scope{
+		s.own(artifacts.AppScope("iso")),
+		s.own(artifacts.UserScope("iso", "u")),
+		s.own(artifacts.SessionScope("iso", "u", "s")),
+		s.own(artifacts.AppScope("iso/u")),
+		s.own(artifacts.UserScope("iso", "u/s")),
+		s.own(artifacts.SessionScope("iso", "u", "t")),
+		s.own(artifacts.SessionScope("iso", "u/s", "t")),
+		s.own(artifacts.SessionScope("iso", "v", "s")),
+		s.own(artifacts.UserScope("iso", "v")),
+	}
+	var scopes []artifacts.Scope
+	for _, sc := range all {
+		if s.holds(sc) {
+			scopes = append(scopes, sc)
+			continue
+		}
+		_, err := st.Put(t.Context(), sc, s.n(sc, "n"), reader([]byte("x")), artifacts.PutOptions{})
+		if s.caps.HasKind(sc.Kind) {
+			wantCode(t, err, artifacts.CodeInvalidScope, "Put into %s, whose parts hold a byte of ScopePartForbidden %q", sc, s.caps.ScopePartForbidden)
+		} else {
+			wantCode(t, err, artifacts.CodeUnsupported, "Put into %s, of a kind the store does not hold", sc)
+		}
 	}
 	names := []string{"n", "n/a", "n/a/b", "na"}
 	type key struct {
@@ -382,11 +453,12 @@ func testIsolation(t *testing.T, s *suite) {
 	payloads := map[key][]byte{}
 	for i, sc := range scopes {
 		for j, n := range names {
-			for v := int64(1); v <= int64(j+1); v++ {
+			n = s.n(sc, n)
+			for v := 1; v <= j+1; v++ {
 				b := data(30+i, uint64(100*i+10*j)+uint64(v))
 				r := put(t, st, sc, n, b, artifacts.PutOptions{})
-				if r.Version != v {
-					t.Fatalf("Put(%s, %q) got version %d, want %d", sc, n, r.Version, v)
+				if r.Version != s.v(v) {
+					t.Fatalf("Put(%s, %q) got version %d, want %d", sc, n, r.Version, s.v(v))
 				}
 				payloads[key{sc, n}] = b
 			}
@@ -394,72 +466,100 @@ func testIsolation(t *testing.T, s *suite) {
 	}
 	for i, sc := range scopes {
 		for j, n := range names {
+			n = s.n(sc, n)
 			mustGet(t, st, sc, n, artifacts.Latest, payloads[key{sc, n}])
 			rec, err := st.Stat(t.Context(), sc, n, artifacts.Latest)
-			if err != nil || rec.Version != int64(j+1) || rec.Scope != sc || rec.Name != n {
-				t.Errorf("Stat(%s, %q) = %+v, %v; want version %d", sc, n, withoutMD(rec), err, j+1)
+			if err != nil || rec.Version != s.v(j+1) || rec.Scope != sc || rec.Name != n {
+				t.Errorf("Stat(%s, %q) = %+v, %v; want version %d", sc, n, withoutMD(rec), err, s.v(j+1))
+			}
+			if got := versionsOf(t, st, sc, n); !slices.Equal(got, s.vs(ordinals(j+1)...)) {
+				t.Errorf("ListVersions(%s, %q) = %v, want %v", sc, n, got, s.vs(ordinals(j+1)...))
 			}
 		}
 		got := nameCounts(t, st, sc)
 		if len(got) != len(names) {
 			t.Errorf("scope %d %s lists names %v, want %v", i, sc, got, names)
 		}
+		for j, n := range names {
+			if got[s.n(sc, n)] != j+1 {
+				t.Errorf("scope %s lists %q with %d versions, want %d", sc, s.n(sc, n), got[s.n(sc, n)], j+1)
+			}
+		}
 	}
 }
 
+// ordinals returns 1..n.
+func ordinals(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+// testLatestAfterDeletes checks that the latest is always the highest
+// published version, whatever was deleted. After deleting the highest, a
+// put takes the next number never given (or, with ReusesVersions, one
+// more than the highest left: the deleted number again).
 func testLatestAfterDeletes(t *testing.T, s *suite) {
 	st := s.newStore(t)
+	name := s.n(s.user, "latest")
 	var bs [][]byte
 	var recs []artifacts.Record
 	for i := range 3 {
 		b := data(50+i, uint64(i))
 		bs = append(bs, b)
-		recs = append(recs, put(t, st, scopeUser, "latest", b, artifacts.PutOptions{}))
+		recs = append(recs, put(t, st, s.user, name, b, artifacts.PutOptions{}))
 	}
 	latestIs := func(v int64, b []byte) {
 		t.Helper()
-		rec, err := st.Stat(t.Context(), scopeUser, "latest", artifacts.Latest)
+		rec, err := st.Stat(t.Context(), s.user, name, artifacts.Latest)
 		if err != nil || rec.Version != v {
 			t.Fatalf("Stat(latest) = v%d, %v; want v%d", rec.Version, err, v)
 		}
-		mustGet(t, st, scopeUser, "latest", artifacts.Latest, b)
-		got, err := getRange(t.Context(), st, scopeUser, "latest", artifacts.Latest, 1, -1)
+		mustGet(t, st, s.user, name, artifacts.Latest, b)
+		got, err := getRange(t.Context(), st, s.user, name, artifacts.Latest, 1, -1)
 		if err != nil || !bytes.Equal(got, b[1:]) {
 			t.Fatalf("GetRange(latest, 1, -1) = %s, %v; want %s", short(got), err, short(b[1:]))
 		}
-		np, err := st.ListNames(t.Context(), scopeUser, artifacts.ListOptions{})
+		np, err := st.ListNames(t.Context(), s.user, artifacts.ListOptions{})
 		if err != nil || len(np.Items) != 1 || np.Items[0].Latest.Version != v {
 			t.Fatalf("ListNames latest = %+v, %v; want v%d", np, err, v)
 		}
 	}
-	latestIs(3, bs[2])
-	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectLatest}, recs[2])
-	latestIs(2, bs[1])
-	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 1}, recs[0])
-	latestIs(2, bs[1])
+	latestIs(s.v(3), bs[2])
+	deleteOK(t, st, s.user, name, artifacts.Selector{Kind: artifacts.SelectLatest}, recs[2])
+	latestIs(s.v(2), bs[1])
+	deleteOK(t, st, s.user, name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: s.v(1)}, recs[0])
+	latestIs(s.v(2), bs[1])
 	b4 := data(9, 4)
-	r4 := put(t, st, scopeUser, "latest", b4, artifacts.PutOptions{})
-	if r4.Version != 4 {
-		t.Fatalf("put after deletes = v%d, want v4", r4.Version)
+	r4 := put(t, st, s.user, name, b4, artifacts.PutOptions{})
+	want4 := s.v(4)
+	if s.caps.ReusesVersions {
+		want4 = s.v(3) // the highest left is the 2nd: its successor, again
 	}
-	latestIs(4, b4)
-	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 4}, r4)
-	latestIs(2, bs[1])
-	deleteOK(t, st, scopeUser, "latest", artifacts.Selector{Kind: artifacts.SelectLatest}, recs[1])
-	_, err := st.Stat(t.Context(), scopeUser, "latest", artifacts.Latest)
+	if r4.Version != want4 {
+		t.Fatalf("put after deletes = v%d, want v%d (ReusesVersions %t)", r4.Version, want4, s.caps.ReusesVersions)
+	}
+	latestIs(want4, b4)
+	mustGet(t, st, s.user, name, want4, b4)
+	deleteOK(t, st, s.user, name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: want4}, r4)
+	latestIs(s.v(2), bs[1])
+	deleteOK(t, st, s.user, name, artifacts.Selector{Kind: artifacts.SelectLatest}, recs[1])
+	_, err := st.Stat(t.Context(), s.user, name, artifacts.Latest)
 	wantCode(t, err, artifacts.CodeNotFound, "Stat(latest) with nothing left")
-	_, err = st.Get(t.Context(), scopeUser, "latest", artifacts.Latest)
+	_, err = st.Get(t.Context(), s.user, name, artifacts.Latest)
 	wantCode(t, err, artifacts.CodeNotFound, "Get(latest) with nothing left")
-	_, err = st.ListVersions(t.Context(), scopeUser, "latest", artifacts.ListOptions{})
+	_, err = st.ListVersions(t.Context(), s.user, name, artifacts.ListOptions{})
 	wantCode(t, err, artifacts.CodeNotFound, "ListVersions with nothing left")
-	_, err = st.ListNames(t.Context(), scopeUser, artifacts.ListOptions{})
+	_, err = st.ListNames(t.Context(), s.user, artifacts.ListOptions{})
 	wantCode(t, err, artifacts.CodeNotFound, "ListNames of a scope with nothing left")
 }
 
 func testDelete(t *testing.T, s *suite) {
 	st := s.newStore(t)
-	recs := putN(t, st, scopeSession, "del", 4, 40)
-	other := put(t, st, scopeSession, "keep", []byte("keep"), artifacts.PutOptions{})
+	recs := putN(t, st, s.session, "del", 4, 40)
+	other := put(t, st, s.session, "keep", []byte("keep"), artifacts.PutOptions{})
 
 	t.Run("invalid selectors remove nothing", func(t *testing.T) {
 		for _, sel := range []artifacts.Selector{
@@ -468,56 +568,56 @@ func testDelete(t *testing.T, s *suite) {
 			{Kind: "bogus"},
 			{Kind: ""},
 		} {
-			_, err := st.Delete(t.Context(), scopeSession, "del", sel)
+			_, err := st.Delete(t.Context(), s.session, "del", sel)
 			wantCode(t, err, artifacts.CodeInvalidArgument, "Delete(%+v)", sel)
 		}
-		if got := versionsOf(t, st, scopeSession, "del"); !slices.Equal(got, []int64{1, 2, 3, 4}) {
+		if got := versionsOf(t, st, s.session, "del"); !slices.Equal(got, s.vs(1, 2, 3, 4)) {
 			t.Fatalf("versions after invalid deletes = %v", got)
 		}
 	})
 	t.Run("version", func(t *testing.T) {
-		deleteOK(t, st, scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2}, recs[1])
-		_, err := st.Delete(t.Context(), scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 2})
+		deleteOK(t, st, s.session, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: s.v(2)}, recs[1])
+		_, err := st.Delete(t.Context(), s.session, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: s.v(2)})
 		wantCode(t, err, artifacts.CodeNotFound, "Delete of an already deleted version")
-		_, err = st.Delete(t.Context(), scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: 99})
+		_, err = st.Delete(t.Context(), s.session, "del", artifacts.Selector{Kind: artifacts.SelectVersion, Version: s.v(99)})
 		wantCode(t, err, artifacts.CodeNotFound, "Delete of a version never made")
 		for _, call := range []struct {
 			name string
 			err  error
 		}{
-			{"Stat", errOf(st.Stat(t.Context(), scopeSession, "del", 2))},
-			{"Get", errOf(st.Get(t.Context(), scopeSession, "del", 2))},
-			{"GetRange", errOf(st.GetRange(t.Context(), scopeSession, "del", 2, 0, 1))},
+			{"Stat", errOf(st.Stat(t.Context(), s.session, "del", s.v(2)))},
+			{"Get", errOf(st.Get(t.Context(), s.session, "del", s.v(2)))},
+			{"GetRange", errOf(st.GetRange(t.Context(), s.session, "del", s.v(2), 0, 1))},
 		} {
 			wantCode(t, call.err, artifacts.CodeNotFound, "%s of a deleted version", call.name)
 		}
 	})
 	t.Run("all", func(t *testing.T) {
-		deleteOK(t, st, scopeSession, "del", artifacts.Selector{Kind: artifacts.SelectAll}, recs[0], recs[2], recs[3])
+		deleteOK(t, st, s.session, "del", artifacts.Selector{Kind: artifacts.SelectAll}, recs[0], recs[2], recs[3])
 		for _, sel := range []artifacts.Selector{
 			{Kind: artifacts.SelectAll},
 			{Kind: artifacts.SelectLatest},
-			{Kind: artifacts.SelectVersion, Version: 1},
+			{Kind: artifacts.SelectVersion, Version: s.v(1)},
 		} {
-			_, err := st.Delete(t.Context(), scopeSession, "del", sel)
+			_, err := st.Delete(t.Context(), s.session, "del", sel)
 			wantCode(t, err, artifacts.CodeNotFound, "Delete(%+v) of a name with no versions left", sel)
 		}
 	})
 	t.Run("unknown", func(t *testing.T) {
-		for _, sel := range []artifacts.Selector{{Kind: artifacts.SelectAll}, {Kind: artifacts.SelectLatest}, {Kind: artifacts.SelectVersion, Version: 1}} {
-			_, err := st.Delete(t.Context(), scopeSession, "never", sel)
+		for _, sel := range []artifacts.Selector{{Kind: artifacts.SelectAll}, {Kind: artifacts.SelectLatest}, {Kind: artifacts.SelectVersion, Version: s.v(1)}} {
+			_, err := st.Delete(t.Context(), s.session, "never", sel)
 			wantCode(t, err, artifacts.CodeNotFound, "Delete(%+v) of an unknown name", sel)
-			_, err = st.Delete(t.Context(), artifacts.AppScope("never"), "del", sel)
+			_, err = st.Delete(t.Context(), s.scopeOf(artifacts.KindApp, "never", "", ""), "del", sel)
 			wantCode(t, err, artifacts.CodeNotFound, "Delete(%+v) in an unknown scope", sel)
 		}
 	})
 	// The other name is untouched.
-	got, err := st.Stat(t.Context(), scopeSession, "keep", artifacts.Latest)
+	got, err := st.Stat(t.Context(), s.session, "keep", artifacts.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameRecord(t, got, other, "Stat of an untouched name")
-	if nc := nameCounts(t, st, scopeSession); len(nc) != 1 || nc["keep"] != 1 {
+	if nc := nameCounts(t, st, s.session); len(nc) != 1 || nc["keep"] != 1 {
 		t.Errorf("names after deletes = %v, want only keep", nc)
 	}
 }
@@ -526,20 +626,24 @@ func errOf[T any](_ T, err error) error { return err }
 
 func testNotFound(t *testing.T, s *suite) {
 	st := s.newStore(t)
-	put(t, st, scopeApp, "known", []byte("known"), artifacts.PutOptions{})
+	put(t, st, s.app, "known", []byte("known"), artifacts.PutOptions{})
 	type target struct {
 		what  string
 		scope artifacts.Scope
 		name  string
 		v     int64
 	}
+	other := s.scopeOf(artifacts.KindUser, "conformance-app", "known", "")
+	if other == s.app {
+		other = s.own(artifacts.SessionScope("conformance-app", "known", "known"))
+	}
 	targets := []target{
-		{"unknown scope", artifacts.AppScope("unknown"), "known", artifacts.Latest},
-		{"scope of another kind", artifacts.UserScope("conformance-app", "known"), "known", artifacts.Latest},
-		{"unknown name", scopeApp, "unknown", artifacts.Latest},
-		{"name prefix", scopeApp, "know", artifacts.Latest},
-		{"unknown version", scopeApp, "known", 2},
-		{"huge version", scopeApp, "known", math.MaxInt64},
+		{"unknown scope", s.scopeOf(artifacts.KindApp, "unknown", "", ""), "known", artifacts.Latest},
+		{"scope of another kind", other, s.n(other, "known"), artifacts.Latest},
+		{"unknown name", s.app, "unknown", artifacts.Latest},
+		{"name prefix", s.app, "know", artifacts.Latest},
+		{"unknown version", s.app, "known", s.v(2)},
+		{"huge version", s.app, "known", math.MaxInt64},
 	}
 	ctx := t.Context()
 	for _, tg := range targets {
@@ -553,11 +657,11 @@ func testNotFound(t *testing.T, s *suite) {
 			} else {
 				wantCode(t, errOf(st.Delete(ctx, tg.scope, tg.name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: tg.v})), artifacts.CodeNotFound, "Delete(version)")
 			}
-			if tg.scope != scopeApp {
+			if tg.scope != s.app {
 				wantCode(t, errOf(st.ListNames(ctx, tg.scope, artifacts.ListOptions{})), artifacts.CodeNotFound, "ListNames")
 			}
 		})
 	}
 	// Nothing above changed the store.
-	mustGet(t, st, scopeApp, "known", 1, []byte("known"))
+	mustGet(t, st, s.app, "known", s.v(1), []byte("known"))
 }

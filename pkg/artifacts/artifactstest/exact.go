@@ -14,7 +14,7 @@ import (
 func testDeleteExact(t *testing.T, s *suite) {
 	st := s.newStore(t)
 	ctx := t.Context()
-	scope := anyScope(t, st.Capabilities())
+	scope := anyScope(s)
 	recs := putN(t, st, scope, "exact", 3, 40)
 	for _, r := range recs {
 		again, err := st.Stat(ctx, scope, "exact", r.Version)

@@ -37,7 +37,7 @@ func testListNamesPaging(t *testing.T, s *suite) {
 			k = 2
 		}
 		for range k {
-			put(t, st, scopeSession, want[i], data(3, uint64(i)), artifacts.PutOptions{})
+			put(t, st, s.session, want[i], data(3, uint64(i)), artifacts.PutOptions{})
 		}
 		versions[want[i]] = k
 	}
@@ -53,7 +53,7 @@ func testListNamesPaging(t *testing.T, s *suite) {
 				if l == -1 {
 					l = max
 				}
-				p, err := st.ListNames(t.Context(), scopeSession, artifacts.ListOptions{Limit: l, Cursor: cursor})
+				p, err := st.ListNames(t.Context(), s.session, artifacts.ListOptions{Limit: l, Cursor: cursor})
 				if err != nil {
 					t.Fatalf("page %d (cursor %q): %v", page, cursor, err)
 				}
@@ -63,7 +63,7 @@ func testListNamesPaging(t *testing.T, s *suite) {
 				}
 				for _, e := range p.Items {
 					got = append(got, e.Name)
-					if e.Versions != versions[e.Name] || e.Latest.Name != e.Name || e.Latest.Scope != scopeSession || e.Latest.Version != int64(versions[e.Name]) {
+					if e.Versions != versions[e.Name] || e.Latest.Name != e.Name || e.Latest.Scope != s.session || e.Latest.Version != s.v(versions[e.Name]) {
 						t.Errorf("entry %q: versions %d, latest %+v; want %d versions", e.Name, e.Versions, withoutMD(e.Latest), versions[e.Name])
 					}
 				}
@@ -85,7 +85,7 @@ func testListNamesPaging(t *testing.T, s *suite) {
 	}
 	t.Run("invalid limits", func(t *testing.T) {
 		for _, l := range []int{max + 1, -1, -100, math.MinInt, math.MaxInt} {
-			_, err := st.ListNames(t.Context(), scopeSession, artifacts.ListOptions{Limit: l})
+			_, err := st.ListNames(t.Context(), s.session, artifacts.ListOptions{Limit: l})
 			wantCode(t, err, artifacts.CodeInvalidArgument, "ListNames(limit %d)", l)
 		}
 	})
@@ -94,7 +94,7 @@ func testListNamesPaging(t *testing.T, s *suite) {
 func testListVersionsPaging(t *testing.T, s *suite) {
 	st := s.newStore(t)
 	const n = 150
-	recs := putN(t, st, scopeApp, "versions", n, 7)
+	recs := putN(t, st, s.app, "paged", n, 7)
 	max := st.Capabilities().MaxPageLimit
 	pageAll := func(t *testing.T, limit int, want []int64) {
 		t.Helper()
@@ -106,7 +106,7 @@ func testListVersionsPaging(t *testing.T, s *suite) {
 			if l == -1 {
 				l = max
 			}
-			p, err := st.ListVersions(t.Context(), scopeApp, "versions", artifacts.ListOptions{Limit: l, Cursor: cursor})
+			p, err := st.ListVersions(t.Context(), s.app, "paged", artifacts.ListOptions{Limit: l, Cursor: cursor})
 			if err != nil {
 				t.Fatalf("page %d (cursor %q): %v", page, cursor, err)
 			}
@@ -116,7 +116,7 @@ func testListVersionsPaging(t *testing.T, s *suite) {
 			}
 			for _, r := range p.Items {
 				got = append(got, r.Version)
-				sameRecord(t, r, recs[r.Version-1], "ListVersions item v%d", r.Version)
+				sameRecord(t, r, recs[r.Version-s.v(1)], "ListVersions item v%d", r.Version)
 			}
 			if rest <= size {
 				if p.NextCursor != "" {
@@ -133,24 +133,21 @@ func testListVersionsPaging(t *testing.T, s *suite) {
 			t.Errorf("paging with limit %d visited %v, want %v", size, got, want)
 		}
 	}
-	all := make([]int64, n)
-	for i := range all {
-		all[i] = int64(i + 1)
-	}
+	all := s.vs(ordinals(n)...)
 	for _, limit := range pageLimits {
 		t.Run(fmt.Sprintf("limit %d", effective(limit, max)), func(t *testing.T) { pageAll(t, limit, all) })
 	}
 	t.Run("invalid limits", func(t *testing.T) {
 		for _, l := range []int{max + 1, -1, math.MinInt, math.MaxInt} {
-			_, err := st.ListVersions(t.Context(), scopeApp, "versions", artifacts.ListOptions{Limit: l})
+			_, err := st.ListVersions(t.Context(), s.app, "paged", artifacts.ListOptions{Limit: l})
 			wantCode(t, err, artifacts.CodeInvalidArgument, "ListVersions(limit %d)", l)
 		}
 	})
 	t.Run("with gaps", func(t *testing.T) {
 		var left []int64
-		for _, v := range all {
-			if v%10 == 0 || v == 1 {
-				deleteOK(t, st, scopeApp, "versions", artifacts.Selector{Kind: artifacts.SelectVersion, Version: v}, recs[v-1])
+		for i, v := range all {
+			if o := i + 1; o%10 == 0 || o == 1 {
+				deleteOK(t, st, s.app, "paged", artifacts.Selector{Kind: artifacts.SelectVersion, Version: v}, recs[i])
 				continue
 			}
 			left = append(left, v)
@@ -172,29 +169,32 @@ var orderNames = []string{
 
 func testListNamesOrder(t *testing.T, s *suite) {
 	st := s.newStore(t)
+	var names []string
 	for i, n := range orderNames {
-		put(t, st, scopeUser, n, data(5, uint64(i)), artifacts.PutOptions{})
+		n = s.n(s.user, n)
+		names = append(names, n)
+		put(t, st, s.user, n, data(5, uint64(i)), artifacts.PutOptions{})
 	}
-	want := slices.Clone(orderNames)
+	want := slices.Clone(names)
 	slices.Sort(want) // Go compares strings bytewise
 	for _, limit := range []int{1, 3, 0} {
 		var got []string
-		for _, e := range allNames(t, st, scopeUser, limit) {
+		for _, e := range allNames(t, st, s.user, limit) {
 			got = append(got, e.Name)
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("ListNames(limit %d) order\n got  %q\n want %q", limit, got, want)
 		}
 	}
-	for i, n := range orderNames {
-		mustGet(t, st, scopeUser, n, 1, data(5, uint64(i)))
+	for i, n := range names {
+		mustGet(t, st, s.user, n, s.v(1), data(5, uint64(i)))
 	}
 }
 
 func testCursors(t *testing.T, s *suite) {
 	st := s.newStore(t)
 	for _, n := range []string{"a", "c", "e"} {
-		putN(t, st, scopeApp, n, 3, 1)
+		putN(t, st, s.app, n, 3, 1)
 	}
 	ctx := t.Context()
 	t.Run("names", func(t *testing.T) {
@@ -210,7 +210,7 @@ func testCursors(t *testing.T, s *suite) {
 			{"e", nil},
 			{"\U0010FFFF", nil},
 		} {
-			p, err := st.ListNames(ctx, scopeApp, artifacts.ListOptions{Cursor: tc.cursor})
+			p, err := st.ListNames(ctx, s.app, artifacts.ListOptions{Cursor: tc.cursor})
 			if err != nil {
 				t.Errorf("ListNames(cursor %q): %v", tc.cursor, err)
 				continue
@@ -224,23 +224,30 @@ func testCursors(t *testing.T, s *suite) {
 			}
 		}
 		for _, c := range []string{"a//b", "/a", "a\x00", "\xff", ".."} {
-			_, err := st.ListNames(ctx, scopeApp, artifacts.ListOptions{Cursor: c})
+			_, err := st.ListNames(ctx, s.app, artifacts.ListOptions{Cursor: c})
 			wantCode(t, err, artifacts.CodeInvalidArgument, "ListNames(cursor %q)", c)
 		}
 	})
-	t.Run("versions", func(t *testing.T) {
-		for _, tc := range []struct {
+	t.Run("paged", func(t *testing.T) {
+		cur := func(o int) string { return strconv.FormatInt(s.v(o), 10) }
+		cases := []struct {
 			cursor string
 			want   []int64
 		}{
-			{"", []int64{1, 2, 3}},
-			{"0", []int64{1, 2, 3}},
-			{"1", []int64{2, 3}},
-			{"2", []int64{3}},
-			{"3", nil},
+			{"", s.vs(1, 2, 3)},
+			{cur(1), s.vs(2, 3)},
+			{cur(2), s.vs(3)},
+			{cur(3), nil},
 			{"1000", nil},
-		} {
-			p, err := st.ListVersions(ctx, scopeApp, "c", artifacts.ListOptions{Cursor: tc.cursor})
+		}
+		if s.v(1) > 0 {
+			cases = append(cases, struct {
+				cursor string
+				want   []int64
+			}{cur(0), s.vs(1, 2, 3)})
+		}
+		for _, tc := range cases {
+			p, err := st.ListVersions(ctx, s.app, "c", artifacts.ListOptions{Cursor: tc.cursor})
 			if err != nil {
 				t.Errorf("ListVersions(cursor %q): %v", tc.cursor, err)
 				continue
@@ -254,7 +261,7 @@ func testCursors(t *testing.T, s *suite) {
 			}
 		}
 		for _, c := range []string{"x", "-1", "1.5", " 1", "0x1", "99999999999999999999"} {
-			_, err := st.ListVersions(ctx, scopeApp, "c", artifacts.ListOptions{Cursor: c})
+			_, err := st.ListVersions(ctx, s.app, "c", artifacts.ListOptions{Cursor: c})
 			wantCode(t, err, artifacts.CodeInvalidArgument, "ListVersions(cursor %q)", c)
 		}
 	})

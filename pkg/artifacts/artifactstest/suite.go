@@ -1,14 +1,27 @@
 // Package artifactstest is the conformance suite of the artifact store:
-// every adapter (filesystem, Google Cloud Storage, in-memory) must pass
-// Run. The suite checks the contract documented on *artifacts.Store with
-// named subtests: round trips, version numbering, ranges, metadata, paging,
-// every validation limit at and just past its edge, deadlines, payload
-// limits, corruption detection, concurrency, and the optional ScopeLister
-// and Walker interfaces.
+// every driver (the Erlang layouts on disk and on Cloud Storage, Google
+// ADK's GCS and file layouts, in-memory) must pass Run, through the
+// portable *artifacts.Store. The suite checks the contract documented on
+// *artifacts.Store with named subtests: round trips, version numbering,
+// ranges, metadata, paging, every validation limit at and just past its
+// edge, deadlines, payload limits, corruption detection, concurrency, and
+// the optional ScopeLister and Walker interfaces.
 //
-// The suite refuses to skip: an adapter that does not supply the corruption
-// hooks or a store with a small payload limit fails, so a backend can never
-// pass by leaving out the hard parts.
+// The suite is driven by the facts the driver declares in its
+// Capabilities: the scope kinds it holds (a layout without app scopes is
+// tested in session scopes instead), the first version number, whether
+// numbers are reused after a delete, whether records hold a digest, the
+// name rules of a layout that stores names unescaped (UserNamePrefix,
+// MaxSegmentBytes, ...), string-only metadata. Where a fact changes what
+// is right, the subtest checks the layout's own behaviour (numbers from 0,
+// the deleted highest number handed out again, "user:" names), and the
+// facts themselves are tested, not trusted.
+//
+// The suite refuses to skip what a driver could do: an adapter that does
+// not supply the corruption hooks or a store with a small payload limit
+// fails. The only skips name the declared fact that makes a subtest
+// inapplicable (a layout that keeps no digest, checksum or size cannot
+// detect a damaged payload: UncheckedPayloads).
 package artifactstest
 
 import (
@@ -20,6 +33,7 @@ import (
 	"io"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,16 +75,141 @@ type Corrupter interface {
 	CorruptRecord(scope artifacts.Scope, name string, version int64) error
 }
 
-// Fixed scopes of the suite.
-var (
-	scopeApp     = artifacts.AppScope("conformance-app")
-	scopeUser    = artifacts.UserScope("conformance-app", "user-1")
-	scopeSession = artifacts.SessionScope("conformance-app", "user-1", "session-1")
-)
-
-// suite carries the harness into the subtests.
+// suite carries the harness, and the facts of the driver's layout, into
+// the subtests.
 type suite struct {
 	h Harness
+	// caps are the declared facts, as NewStore fills them in.
+	caps artifacts.Capabilities
+	// app, user and session are the suite's three fixed scopes. A layout
+	// without app scopes gets a second session scope for app (and one
+	// without user scopes a third for user), so that the tests written for
+	// three distinct scopes still have three.
+	app, user, session artifacts.Scope
+}
+
+// newSuite reads the facts of the driver h makes and picks the scopes.
+func newSuite(t *testing.T, h Harness) *suite {
+	t.Helper()
+	d := h.New(t)
+	if d == nil {
+		t.Fatal("Harness.New returned nil")
+	}
+	c := artifacts.NewStore(d).Capabilities()
+	s := &suite{h: h, caps: c}
+	s.app = s.scopeOf(artifacts.KindApp, "conformance-app", "", "")
+	s.user = s.scopeOf(artifacts.KindUser, "conformance-app", "user-1", "")
+	s.session = s.own(artifacts.SessionScope("conformance-app", "user-1", "session-1"))
+	if !c.HasKind(artifacts.KindSession) {
+		t.Fatalf("the store declares no session scopes (%v): the suite needs them", c.ScopeKinds)
+	}
+	return s
+}
+
+// scopeOf returns a scope of kind with the given parts, or, when the
+// layout holds no scopes of kind, a session scope of its own; of the
+// layout's only app when it has one (see own).
+func (s *suite) scopeOf(kind artifacts.Kind, app, user, session string) artifacts.Scope {
+	if s.caps.HasKind(kind) {
+		switch kind {
+		case artifacts.KindApp:
+			return s.own(artifacts.AppScope(app))
+		case artifacts.KindUser:
+			return s.own(artifacts.UserScope(app, user))
+		}
+		return s.own(artifacts.SessionScope(app, user, session))
+	}
+	if user == "" {
+		user = "as-user-of-" + app
+	}
+	return s.own(artifacts.SessionScope(app, user, "as-"+string(kind)+"-scope"))
+}
+
+// own returns scope in the layout's only app (Capabilities.OnlyApp), when
+// it has one, so that the tests written with many apps keep their users
+// and sessions apart; otherwise scope itself. The OnlyApp fact itself is
+// tested by testFacts.
+func (s *suite) own(scope artifacts.Scope) artifacts.Scope {
+	if s.caps.OnlyApp != "" && scope.App != "" {
+		scope.App = s.caps.OnlyApp
+	}
+	return scope
+}
+
+// n returns the name the layout gives name in scope: with
+// Capabilities.UserNamePrefix in front in a user scope.
+func (s *suite) n(scope artifacts.Scope, name string) string {
+	if scope.Kind == artifacts.KindUser {
+		return s.caps.UserNamePrefix + name
+	}
+	return name
+}
+
+// v returns the number of a name's i-th version (1-based), as the layout
+// numbers them from Capabilities.FirstVersion.
+func (s *suite) v(i int) int64 { return s.caps.FirstVersion + int64(i) - 1 }
+
+// digestOf is the digest a record of payload b holds: its SHA-256 when
+// the layout stores digests, else none.
+func (s *suite) digestOf(b []byte) string {
+	if !s.caps.StoresDigest {
+		return ""
+	}
+	return digest(b)
+}
+
+// holds reports whether the layout can hold scope, by its declared facts:
+// its kind, and parts within MaxSegmentBytes without a ScopePartForbidden
+// byte.
+func (s *suite) holds(scope artifacts.Scope) bool {
+	if !s.caps.HasKind(scope.Kind) {
+		return false
+	}
+	for _, p := range scope.Parts() {
+		if s.caps.MaxSegmentBytes > 0 && len(p) > s.caps.MaxSegmentBytes {
+			return false
+		}
+		if s.caps.ScopePartForbidden != "" && strings.ContainsAny(p, s.caps.ScopePartForbidden) {
+			return false
+		}
+	}
+	return true
+}
+
+// longName returns a name of exactly n bytes whose segments are at most
+// Capabilities.MaxSegmentBytes long.
+func (s *suite) longName(n int) string {
+	seg := s.caps.MaxSegmentBytes
+	if seg <= 1 || seg >= n {
+		return strings.Repeat("n", n)
+	}
+	b := []byte(strings.Repeat(strings.Repeat("n", seg-1)+"/", n/seg+1)[:n])
+	if b[n-1] == '/' {
+		b[n-1] = 'n'
+	}
+	return string(b)
+}
+
+// takes reports whether the layout takes name (valid by ValidateName) in
+// any scope it holds, by its declared facts: MaxNameBytes,
+// MaxSegmentBytes and NameForbidden.
+func (s *suite) takes(name string) bool {
+	if len(name) > s.caps.MaxNameBytes {
+		return false
+	}
+	if s.caps.NameForbidden != "" && strings.ContainsAny(name, s.caps.NameForbidden) {
+		return false
+	}
+	segs := strings.Split(name, "/")
+	for i, seg := range segs {
+		if s.caps.MaxSegmentBytes > 0 && len(seg) > s.caps.MaxSegmentBytes {
+			return false
+		}
+		if i == len(segs)-1 && slices.Contains(s.caps.ReservedSegments, seg) {
+			return false
+		}
+	}
+	return true
 }
 
 // test is one named subtest of Run.
@@ -86,10 +225,11 @@ func Run(t *testing.T, h Harness) {
 	if h.New == nil {
 		t.Fatal("artifactstest: Harness.New is nil")
 	}
-	s := &suite{h: h}
+	s := newSuite(t, h)
 	tests := []test{
 		{"Capabilities", testCapabilities},
 		{"Facts", testFacts},
+		{"NameRules", testNameRules},
 		{"RoundTrip", testRoundTrip},
 		{"DefaultMIMEType", testDefaultMIMEType},
 		{"MetadataRoundTrip", testMetadataRoundTrip},
@@ -292,12 +432,12 @@ func withoutMD(r artifacts.Record) artifacts.Record {
 }
 
 // checkPut checks a record Put returned for payload b.
-func checkPut(t *testing.T, rec artifacts.Record, scope artifacts.Scope, name string, version int64, mime string, b []byte) {
+func (s *suite) checkPut(t *testing.T, rec artifacts.Record, scope artifacts.Scope, name string, version int64, mime string, b []byte) {
 	t.Helper()
 	if rec.Scope != scope || rec.Name != name || rec.Version != version || rec.MIMEType != mime ||
-		rec.Size != int64(len(b)) || rec.Digest != digest(b) {
-		t.Errorf("Put returned %+v, want scope %s, name %q, version %d, MIME %q, size %d, digest %s",
-			withoutMD(rec), scope, name, version, mime, len(b), digest(b))
+		rec.Size != int64(len(b)) || rec.Digest != s.digestOf(b) {
+		t.Errorf("Put returned %+v, want scope %s, name %q, version %d, MIME %q, size %d, digest %q",
+			withoutMD(rec), scope, name, version, mime, len(b), s.digestOf(b))
 	}
 	now := time.Now()
 	if c := rec.Created(); c.Before(now.Add(-time.Hour)) || c.After(now.Add(time.Hour)) {

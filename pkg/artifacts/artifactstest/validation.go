@@ -7,14 +7,16 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
 // baseline is a store holding one known version, and what it should list.
 type baseline struct {
+	s      *suite
 	st     *artifacts.Store
-	names  map[string]int           // names of scopeApp and their versions
+	names  map[string]int           // names of s.app and their versions
 	scopes map[artifacts.Scope]bool // every scope with a version
 }
 
@@ -22,14 +24,14 @@ const baselineName = "baseline"
 
 func newBaseline(t *testing.T, s *suite) *baseline {
 	st := s.newStore(t)
-	put(t, st, scopeApp, baselineName, []byte("baseline"), artifacts.PutOptions{})
-	return &baseline{st: st, names: map[string]int{baselineName: 1}, scopes: map[artifacts.Scope]bool{scopeApp: true}}
+	put(t, st, s.app, baselineName, []byte("baseline"), artifacts.PutOptions{})
+	return &baseline{s: s, st: st, names: map[string]int{baselineName: 1}, scopes: map[artifacts.Scope]bool{s.app: true}}
 }
 
 // unchanged checks that the store lists exactly what b expects.
 func (b *baseline) unchanged(t *testing.T, after string) {
 	t.Helper()
-	if got := nameCounts(t, b.st, scopeApp); !maps.Equal(got, b.names) {
+	if got := nameCounts(t, b.st, b.s.app); !maps.Equal(got, b.names) {
 		t.Errorf("after %s: scope lists %v, want %v", after, got, b.names)
 	}
 	if got := scopeSet(t, b.st); got != nil && !equalSets(got, b.scopes) {
@@ -64,7 +66,7 @@ func (b *baseline) okPut(t *testing.T, scope artifacts.Scope, name string, opts 
 	}
 	mustGet(t, b.st, scope, name, rec.Version, payload)
 	b.scopes[scope] = true
-	if scope == scopeApp {
+	if scope == b.s.app {
 		b.names[name]++
 	}
 }
@@ -86,9 +88,9 @@ func testValidation(t *testing.T, s *suite) {
 		b := newBaseline(t, s)
 		ctx := t.Context()
 		for _, v := range []int64{-2, math.MinInt64} {
-			wantCode(t, errOf(b.st.Stat(ctx, scopeApp, baselineName, v)), artifacts.CodeInvalidArgument, "Stat(v%d)", v)
-			wantCode(t, errOf(b.st.Get(ctx, scopeApp, baselineName, v)), artifacts.CodeInvalidArgument, "Get(v%d)", v)
-			wantCode(t, errOf(b.st.GetRange(ctx, scopeApp, baselineName, v, 0, 1)), artifacts.CodeInvalidArgument, "GetRange(v%d)", v)
+			wantCode(t, errOf(b.st.Stat(ctx, s.app, baselineName, v)), artifacts.CodeInvalidArgument, "Stat(v%d)", v)
+			wantCode(t, errOf(b.st.Get(ctx, s.app, baselineName, v)), artifacts.CodeInvalidArgument, "Get(v%d)", v)
+			wantCode(t, errOf(b.st.GetRange(ctx, s.app, baselineName, v, 0, 1)), artifacts.CodeInvalidArgument, "GetRange(v%d)", v)
 		}
 	})
 }
@@ -106,11 +108,24 @@ func testScopeValidation(t *testing.T, s *suite) {
 		artifacts.SessionScope("edge", "u", part256),
 		artifacts.SessionScope(part256, part256, part256),
 		artifacts.AppScope(strings.Repeat("é", artifacts.MaxScopePartBytes/2)),
+		artifacts.SessionScope("edge", strings.Repeat("é", artifacts.MaxScopePartBytes/2), "s"),
 		artifacts.AppScope("x"),
 		artifacts.UserScope("a/b", "../.."),
+		artifacts.SessionScope("a/b", "../..", ".."),
 		artifacts.SessionScope(" ", "日本", "😀"),
 	} {
-		b.okPut(t, sc, "ok", artifacts.PutOptions{})
+		sc = b.s.own(sc)
+		if b.s.holds(sc) {
+			b.okPut(t, sc, b.s.n(sc, "ok"), artifacts.PutOptions{})
+			continue
+		}
+		// Valid, but past a rule the layout declares: refused, for the
+		// fact that says so.
+		code := artifacts.CodeInvalidScope
+		if !b.s.caps.HasKind(sc.Kind) {
+			code = artifacts.CodeUnsupported
+		}
+		b.badPut(t, code, sc, b.s.n(sc, "ok"), artifacts.PutOptions{}, fmt.Sprintf("scope %.60s, which the layout's facts exclude", sc))
 	}
 	b.unchanged(t, "the edge puts")
 	bad := []struct {
@@ -158,7 +173,11 @@ func testNameValidation(t *testing.T, s *suite) {
 		strings.Repeat("é", artifacts.MaxNameBytes/2),
 		"x", "..a", "a..", ".a/b.", "a/.../b", "...", ".hidden", "a\\b", "a:b", "a\tb", " ", "a b/c d",
 	} {
-		b.okPut(t, scopeApp, n, artifacts.PutOptions{})
+		if s.takes(n) {
+			b.okPut(t, s.app, n, artifacts.PutOptions{})
+			continue
+		}
+		b.badPut(t, artifacts.CodeInvalidName, s.app, n, artifacts.PutOptions{}, fmt.Sprintf("name %.60q, which the layout's facts exclude", n))
 	}
 	b.unchanged(t, "the edge puts")
 	for _, tc := range []struct{ what, name string }{
@@ -185,13 +204,13 @@ func testNameValidation(t *testing.T, s *suite) {
 		{"baseline with a trailing slash", baselineName + "/"},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
-			b.badPut(t, artifacts.CodeInvalidName, scopeApp, tc.name, artifacts.PutOptions{}, "name "+tc.what)
+			b.badPut(t, artifacts.CodeInvalidName, s.app, tc.name, artifacts.PutOptions{}, "name "+tc.what)
 			ctx := t.Context()
-			wantCode(t, errOf(b.st.Stat(ctx, scopeApp, tc.name, artifacts.Latest)), artifacts.CodeInvalidName, "Stat")
-			wantCode(t, errOf(b.st.Get(ctx, scopeApp, tc.name, artifacts.Latest)), artifacts.CodeInvalidName, "Get")
-			wantCode(t, errOf(b.st.GetRange(ctx, scopeApp, tc.name, artifacts.Latest, 0, 1)), artifacts.CodeInvalidName, "GetRange")
-			wantCode(t, errOf(b.st.ListVersions(ctx, scopeApp, tc.name, artifacts.ListOptions{})), artifacts.CodeInvalidName, "ListVersions")
-			wantCode(t, errOf(b.st.Delete(ctx, scopeApp, tc.name, artifacts.Selector{Kind: artifacts.SelectAll})), artifacts.CodeInvalidName, "Delete")
+			wantCode(t, errOf(b.st.Stat(ctx, s.app, tc.name, artifacts.Latest)), artifacts.CodeInvalidName, "Stat")
+			wantCode(t, errOf(b.st.Get(ctx, s.app, tc.name, artifacts.Latest)), artifacts.CodeInvalidName, "Get")
+			wantCode(t, errOf(b.st.GetRange(ctx, s.app, tc.name, artifacts.Latest, 0, 1)), artifacts.CodeInvalidName, "GetRange")
+			wantCode(t, errOf(b.st.ListVersions(ctx, s.app, tc.name, artifacts.ListOptions{})), artifacts.CodeInvalidName, "ListVersions")
+			wantCode(t, errOf(b.st.Delete(ctx, s.app, tc.name, artifacts.Selector{Kind: artifacts.SelectAll})), artifacts.CodeInvalidName, "Delete")
 		})
 	}
 }
@@ -199,10 +218,16 @@ func testNameValidation(t *testing.T, s *suite) {
 func testMIMEValidation(t *testing.T, s *suite) {
 	b := newBaseline(t, s)
 	mime255 := "application/" + strings.Repeat("x", artifacts.MaxMIMETypeBytes-len("application/"))
-	for i, m := range []string{
-		"a/b", mime255, "text/plain; charset=utf-8", "text/é", "/ab", "ab/", "a/b/c", "x/\t",
-	} {
-		b.okPut(t, scopeApp, fmt.Sprintf("mime-%d", i), artifacts.PutOptions{MIMEType: m})
+	edge := []string{"a/b", mime255, "text/plain; charset=utf-8", "text/é", "/ab", "ab/", "a/b/c", "x/\t", " a/b"}
+	if s.caps.HeaderMIMETypes {
+		edge = append(edge, "a/b\x01c")
+	}
+	for i, m := range edge {
+		if s.caps.HeaderMIMETypes && (strings.TrimSpace(m) != m || strings.ContainsFunc(m, unicode.IsControl)) {
+			b.badPut(t, artifacts.CodeInvalidMIMEType, s.app, fmt.Sprintf("mime-%d", i), artifacts.PutOptions{MIMEType: m}, fmt.Sprintf("MIME type %q, which a header (HeaderMIMETypes) cannot keep", m))
+			continue
+		}
+		b.okPut(t, s.app, fmt.Sprintf("mime-%d", i), artifacts.PutOptions{MIMEType: m})
 	}
 	b.unchanged(t, "the edge puts")
 	for _, tc := range []struct{ what, mime string }{
@@ -219,15 +244,15 @@ func testMIMEValidation(t *testing.T, s *suite) {
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			// An existing name: a bad put must not add a version to it.
-			b.badPut(t, artifacts.CodeInvalidMIMEType, scopeApp, baselineName, artifacts.PutOptions{MIMEType: tc.mime}, "MIME type "+tc.what)
-			b.badPut(t, artifacts.CodeInvalidMIMEType, scopeApp, "new-name", artifacts.PutOptions{MIMEType: tc.mime}, "MIME type "+tc.what)
+			b.badPut(t, artifacts.CodeInvalidMIMEType, s.app, baselineName, artifacts.PutOptions{MIMEType: tc.mime}, "MIME type "+tc.what)
+			b.badPut(t, artifacts.CodeInvalidMIMEType, s.app, "new-name", artifacts.PutOptions{MIMEType: tc.mime}, "MIME type "+tc.what)
 		})
 	}
 	// A good put after the bad ones takes the next version: bad puts
 	// reserved nothing.
-	rec := put(t, b.st, scopeApp, baselineName, []byte("after"), artifacts.PutOptions{})
-	if rec.Version != 2 {
-		t.Errorf("Put after rejected puts got version %d, want 2", rec.Version)
+	rec := put(t, b.st, s.app, baselineName, []byte("after"), artifacts.PutOptions{})
+	if rec.Version != s.v(2) {
+		t.Errorf("Put after rejected puts got version %d, want %d", rec.Version, s.v(2))
 	}
 }
 
@@ -272,12 +297,34 @@ func sized(n int) artifacts.Metadata {
 	return artifacts.Metadata{"k": strings.Repeat("x", n-17)}
 }
 
+// stringEntries returns a flat map of n string entries.
+func stringEntries(n int) artifacts.Metadata {
+	md := artifacts.Metadata{}
+	for i := range n {
+		md[fmt.Sprintf("k%03d", i)] = fmt.Sprint(i)
+	}
+	return md
+}
+
+// fits reports whether a record holding md fits the layout's
+// MaxRecordBytes, as Store measures it.
+func (s *suite) fits(t *testing.T, md artifacts.Metadata) bool {
+	t.Helper()
+	b, err := artifacts.EncodeRecord(artifacts.Record{Scope: s.app, Name: "md-00", Version: 1 << 31, MIMEType: artifacts.DefaultMIMEType, Digest: strings.Repeat("0", 64), Size: s.caps.MaxArtifactBytes, CreatedAt: 1 << 42, Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b) <= s.caps.MaxRecordBytes
+}
+
 func testMetadataValidation(t *testing.T, s *suite) {
 	b := newBaseline(t, s)
-	ok := []struct {
+	type mdCase struct {
 		what string
 		md   artifacts.Metadata
-	}{
+	}
+	// At the edge of every limit, of every type.
+	edge := []mdCase{
 		{"depth 8", nest(artifacts.MaxMetadataDepth, false)},
 		{"depth 8 ending in a list", nest(artifacts.MaxMetadataDepth, true)},
 		{"128 entries", entries(artifacts.MaxMetadataEntries)},
@@ -285,12 +332,33 @@ func testMetadataValidation(t *testing.T, s *suite) {
 		{"16384 bytes", sized(artifacts.MaxMetadataBytes)},
 		{"every type", sampleMetadata()},
 	}
+	var ok, notTaken []mdCase
+	if s.caps.MetadataStrings {
+		// Only strings: every other type is refused, and the edges are
+		// those of strings.
+		notTaken = edge[:4]
+		notTaken = append(notTaken, mdCase{"every type", sampleMetadata()}, mdCase{"an integer", artifacts.Metadata{"n": 1}}, mdCase{"a bool", artifacts.Metadata{"b": true}}, mdCase{"null", artifacts.Metadata{"z": nil}})
+		ok = []mdCase{{"128 string entries", stringEntries(artifacts.MaxMetadataEntries)}, {"every type as strings", stringMetadata()}}
+		edge = edge[4:5]
+	}
+	for _, tc := range edge {
+		if s.fits(t, tc.md) {
+			ok = append(ok, tc)
+		} else {
+			notTaken = append(notTaken, tc)
+		}
+	}
 	for i, tc := range ok {
 		t.Run("ok/"+tc.what, func(t *testing.T) {
-			b.okPut(t, scopeApp, fmt.Sprintf("md-%d", i), artifacts.PutOptions{Metadata: tc.md})
+			b.okPut(t, s.app, fmt.Sprintf("md-%d", i), artifacts.PutOptions{Metadata: tc.md})
 		})
 	}
 	b.unchanged(t, "the edge puts")
+	for _, tc := range notTaken {
+		t.Run("not taken/"+tc.what, func(t *testing.T) {
+			b.badPut(t, artifacts.CodeInvalidMetadata, s.app, baselineName, artifacts.PutOptions{Metadata: tc.md}, "metadata "+tc.what+", which the layout's facts exclude")
+		})
+	}
 	badKey := map[string]any{"a\xffb": 1}
 	for _, tc := range []struct {
 		what string
@@ -322,12 +390,12 @@ func testMetadataValidation(t *testing.T, s *suite) {
 		{"invalid UTF-8 nested key", artifacts.Metadata{"v": badKey}},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
-			b.badPut(t, artifacts.CodeInvalidMetadata, scopeApp, baselineName, artifacts.PutOptions{Metadata: tc.md}, "metadata "+tc.what)
-			b.badPut(t, artifacts.CodeInvalidMetadata, scopeApp, "new-name", artifacts.PutOptions{Metadata: tc.md}, "metadata "+tc.what)
+			b.badPut(t, artifacts.CodeInvalidMetadata, s.app, baselineName, artifacts.PutOptions{Metadata: tc.md}, "metadata "+tc.what)
+			b.badPut(t, artifacts.CodeInvalidMetadata, s.app, "new-name", artifacts.PutOptions{Metadata: tc.md}, "metadata "+tc.what)
 		})
 	}
-	rec := put(t, b.st, scopeApp, baselineName, []byte("after"), artifacts.PutOptions{})
-	if rec.Version != 2 {
-		t.Errorf("Put after rejected puts got version %d, want 2", rec.Version)
+	rec := put(t, b.st, s.app, baselineName, []byte("after"), artifacts.PutOptions{})
+	if rec.Version != s.v(2) {
+		t.Errorf("Put after rejected puts got version %d, want %d", rec.Version, s.v(2))
 	}
 }

@@ -37,6 +37,19 @@ type ExtractOptions struct {
 	// running number of files and bytes. Files are extracted by several
 	// goroutines; calls come one at a time.
 	Progress func(files int, bytes int64)
+	// Made, if set, is called once for every file and directory Extract
+	// creates (name slash-separated, without a trailing slash) with its
+	// information as it stands in the new tree once every entry is
+	// extracted: a file's as soon as it is written (taken from its open
+	// descriptor; nothing changes it afterwards), a directory's after the
+	// last file. Calls come one at a time, files first, in no particular
+	// order. They are made before the kept names are copied and the tree
+	// is swapped in, so a failed Extract may have made some: the caller
+	// uses them only when Extract succeeds. Renaming the new tree into
+	// place changes none of them (only the top directory, which is not
+	// reported). It costs one fstat per file and one lstat per directory,
+	// instead of a walk of the finished tree.
+	Made func(name string, fi fs.FileInfo)
 }
 
 // ExtractStats reports what [Extract] created.
@@ -150,6 +163,7 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 		lim:      lim,
 		made:     make(map[string]bool),
 		progress: opts.Progress,
+		onMade:   opts.Made,
 	}
 	err = x.run(plan)
 	if err == nil && oldExists && len(keep) > 0 {
@@ -344,6 +358,7 @@ type extractor struct {
 	lim      Limits
 	made     map[string]bool
 	progress func(int, int64)
+	onMade   func(string, fs.FileInfo)
 
 	mu    sync.Mutex // guards stats after the directories are made
 	stats ExtractStats
@@ -364,9 +379,34 @@ var smallEntries uint64 = 64 << 10
 type fileWriter interface {
 	io.Writer
 	Close() error
+	Stat() (fs.FileInfo, error)
 }
 
 func (x *extractor) run(plan []planned) error {
+	if err := x.extract(plan); err != nil {
+		return err
+	}
+	return x.reportDirs()
+}
+
+// reportDirs reports every directory made to onMade, now that all the
+// files are in them.
+func (x *extractor) reportDirs() error {
+	if x.onMade == nil {
+		return nil
+	}
+	for dir := range x.made {
+		fi, err := x.root.Lstat(dir)
+		if err != nil {
+			return wrapErr(CodeIO, dir+"/", err)
+		}
+		x.onMade(dir, fi)
+	}
+	return nil
+}
+
+// extract makes the directories, then the files.
+func (x *extractor) extract(plan []planned) error {
 	files := make([]planned, 0, len(plan))
 	for _, p := range plan {
 		key := strings.TrimSuffix(p.f.Name, "/")
@@ -494,17 +534,26 @@ func (w *worker) file(p planned) error {
 		return wrapErr(CodeIO, name, err)
 	}
 	err = w.copyData(p, out)
+	x := w.x
+	var fi fs.FileInfo
+	if err == nil && x.onMade != nil {
+		if fi, err = out.Stat(); err != nil {
+			err = wrapErr(CodeIO, name, err)
+		}
+	}
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = wrapErr(CodeIO, name, cerr)
 	}
 	if err != nil {
 		return err
 	}
-	x := w.x
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.stats.Files++
 	x.stats.Bytes += int64(p.f.UncompressedSize64)
+	if x.onMade != nil {
+		x.onMade(name, fi)
+	}
 	if x.progress != nil {
 		x.progress(x.stats.Files, x.stats.Bytes)
 	}

@@ -63,8 +63,8 @@ cd "$REPO"
 go build -o "$BASE/gentree" ./pkg/workspace/bench/gentree
 go build -o "$BASE/wsbench" ./pkg/workspace/bench/wsbench
 
-# The session bench/bench/s lives in directory DirName("bench", "s").
-DIR=$(printf 'bench\0s' | sha256sum | cut -c1-32)
+# The session bench/bench/s lives in directory DirName("bench", "bench", "s").
+DIR=$("$BASE/wsbench" -op dir)
 
 # timed FILE LABEL CMD...: run CMD, append "LABEL wall cpu maxrss_kb" to FILE.
 timed() {

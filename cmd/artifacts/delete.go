@@ -90,23 +90,29 @@ a plan edited after it was made, or made for another command, is refused
 
 Computing a plan reads the record of every version it targets (never a
 payload): a version whose payload is damaged or missing is planned and
-deleted like any other, which is how such a version is removed. A record
-that does not decode is planned, with --version V only and in layouts that
-can (erlang-fs, erlang-fs-sharded), as a corrupt version bound to its
-files: size and SHA-256 of the record file, and a token of both files'
-sizes and times, so a file changed or restored since makes the
-confirmation stale; otherwise it stops the plan (exit 1,
+deleted like any other, which is how such a version is removed. In
+layouts that list broken versions (see "artifacts versions") a record
+that does not decode or belongs to another name is planned as a corrupt
+version bound to its files: size and SHA-256 of the record file, and a
+token of the files' sizes and times (generations on Cloud Storage), so a
+file changed or restored since makes the confirmation stale. This holds
+for every selector: --all-versions plans the broken versions beside the
+healthy ones, and --latest is the highest version number, broken or not.
+The plan names each broken version it targets, with why ("broken").
+Elsewhere a record that does not decode stops the plan (exit 1,
 corrupt_artifact).
 
 The plan:
   {"action": "delete", "store": URI, "scope": S, "name": NAME,
    "selector": "version=V" | "latest" | "all-versions",
    "versions": [{"version", "size", "digest", "token", "state"}],
-   "reused_number": N, "note": TEXT, "plan_id": ID}
+   "reused_number": N, "note": TEXT, "plan_id": ID,
+   "broken": [{"version", "reason"}]}
 token, state, reused_number and note appear only when set: token binds a
 version whose bytes the layout could change under the same number (a GCS
 object generation, a file's size and time); state is "corrupt" for a record
-that does not decode.
+that does not decode. broken appears only when set and is not part of
+what plan_id hashes.
 plan_id is the lowercase hex SHA-256 of the plan's canonical JSON: the plan
 without plan_id, marshalled by Go's encoding/json with the fields in exactly
 the order above (scope: kind, app, user, session, leaving out the parts its
@@ -326,7 +332,9 @@ func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 	st := output.NewStyles(opts.IO)
 	var total int64
 	for _, v := range plan.Versions {
-		total += v.Size
+		if v.State != deletion.StateCorrupt {
+			total += v.Size // a corrupt version's Size is its record file's
+		}
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "%s %s (%s) of %q\n", st.Bold("Plan: delete"), countVersions(len(plan.Versions)), output.Size(total), plan.Name)
@@ -337,11 +345,28 @@ func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 	if plan.ReusedNumber != nil {
 		fmt.Fprintf(w, "  %s %s; confirming needs --allow-number-reuse\n", st.Warn("warning:"), plan.Note)
 	}
+	for _, b := range plan.Broken {
+		fmt.Fprintf(w, "  %s v%d is broken: %s\n", st.Warn("broken:"), b.Version, b.Reason)
+	}
 	fmt.Fprintln(w)
-	t := output.NewTable(opts.IO, "VERSION", "SIZE", "DIGEST")
-	t.NoTruncate(0, 1)
+	broken := map[int64]bool{}
+	for _, b := range plan.Broken {
+		broken[b.Version] = true
+	}
+	t := output.NewTable(opts.IO, "VERSION", "STATE", "SIZE", "DIGEST")
+	t.NoTruncate(0, 1, 2)
 	for _, v := range plan.Versions {
-		t.Row(strconv.FormatInt(v.Version, 10), output.Size(v.Size), v.Digest)
+		state := "ok"
+		if broken[v.Version] {
+			state = deletion.StateCorrupt
+		}
+		if v.State == deletion.StateCorrupt {
+			// Bound to its files (see the JSON plan): no payload size or
+			// digest is known.
+			t.Row(strconv.FormatInt(v.Version, 10), state, "-", "-")
+			continue
+		}
+		t.Row(strconv.FormatInt(v.Version, 10), state, output.Size(v.Size), v.Digest)
 	}
 	return t.Render()
 }

@@ -67,8 +67,9 @@ func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error
 		Long: `Write the payload of one version of NAME (the latest unless --version) to
 FILE, or to standard output with -O -.
 
-The payload is checked against its record (size and SHA-256) before it is
-used: -O FILE writes a temporary file beside FILE and renames it into place
+The payload is checked against what the layout stores before it is used
+(size and SHA-256 in the Erlang layouts, the object's CRC32C in
+google-adk-gcs, the size in google-adk-file, which stores no digest): -O FILE writes a temporary file beside FILE and renames it into place
 only after the whole payload matched, so FILE is never left holding
 unverified or partial bytes; an existing FILE is replaced only with
 --force. With -O -, nothing is written before the whole payload matched:
@@ -168,8 +169,12 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 		return output.JSON(opts.IO.Out, GetResult{Store: u.String(), Layout: st.Capabilities().Layout, Scope: ScopeJSON(rec.Scope), Name: rec.Name, Version: rec.Version, Size: rec.Size, Digest: rec.Digest, File: path})
 	}
 	fmt.Fprintf(opts.IO.Out, "%s %s (%s)\n", output.NewStyles(opts.IO).Bold("Store"), u.String(), st.Capabilities().Layout)
-	fmt.Fprintf(opts.IO.Out, "Wrote %s v%d of %s to %s (%s, SHA-256 %s, verified)\n",
-		shell.Quote(rec.Name), rec.Version, rec.Scope, path, output.Size(rec.Size), rec.Digest)
+	check := "verified"
+	if rec.Digest != "" {
+		check = "SHA-256 " + rec.Digest + ", verified"
+	}
+	fmt.Fprintf(opts.IO.Out, "Wrote %s v%d of %s to %s (%s, %s)\n",
+		shell.Quote(rec.Name), rec.Version, rec.Scope, path, output.Size(rec.Size), check)
 	return nil
 }
 

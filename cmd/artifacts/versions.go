@@ -85,12 +85,17 @@ func NewCmdVersions(f *cmdutil.Factory, runF func(context.Context, *VersionsOpti
 one row per version: version, state, size, SHA-256 digest, MIME type,
 creation time and the keys of its custom metadata (never their values,
 never the payload). A broken version is listed beside the healthy ones as
-corrupt, with why: a record that does not decode, or a payload that is
-missing or of the wrong size (found by its size; "agentstore fs verify"
-reads the payloads). It can be deleted with "agentstore artifacts delete
-... --version V" like any other version. A page holds --limit versions (default 100); the next page starts
-after --cursor V, the last version of the previous page. --all follows
-every page.
+corrupt, with why: a record that does not decode or belongs to another
+name, or a payload that is missing or of the wrong size (found by its
+size; "agentstore fs verify" reads the payloads). In google-adk-file a
+version directory ADK counts but cannot load is broken: no metadata.json,
+one that does not parse or names another version, or no payload. In
+google-adk-gcs a version is one object, which no listing can find broken
+without reading it: "agentstore fs verify" checks each object's CRC32C.
+A broken version can be deleted with "agentstore artifacts delete ...
+--version V" like any other version. A page holds --limit versions
+(default 100); the next page starts after --cursor V, the last version of
+the previous page. --all follows every page.
 
 JSON:
   {"scope": S, "name", "items": [{"version", "size", "digest", "mime_type",

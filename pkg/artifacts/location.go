@@ -45,8 +45,8 @@ type Location struct {
 }
 
 // FirstVersionParam is the query parameter of a store URI that sets the
-// number of a new name's first version: gs://BUCKET?first_version=1,
-// file:///DIR?first_version=0.
+// number of a new name's first version, gs://BUCKET?first_version=1, in a
+// layout that lets it choose (FirstVersionChooser); other layouts refuse it.
 const FirstVersionParam = "first_version"
 
 // ObjectRoot returns the object name prefix below which a layout whose

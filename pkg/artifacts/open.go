@@ -43,6 +43,15 @@ type Layout interface {
 	Open(ctx context.Context, loc Location, create bool) (Driver, error)
 }
 
+// FirstVersionChooser is implemented by a Layout whose writers differ in the
+// number of a name's first version, so that a store URI's ?first_version=N
+// picks it. Opening a location that gives ?first_version=N in a layout that
+// does not choose is CodeInvalidArgument: the parameter would be ignored.
+type FirstVersionChooser interface {
+	// ChoosesFirstVersion reports whether ?first_version=N applies.
+	ChoosesFirstVersion() bool
+}
+
 // Contents is what a location holds, as a scheme's Inspector sees it
 // before any layout is detected.
 type Contents struct {
@@ -212,6 +221,12 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 		return nil, err
 	}
 	opened := func(l Layout, create bool) (*Opened, error) {
+		if loc.FirstVersionSet {
+			if fv, ok := l.(FirstVersionChooser); !ok || !fv.ChoosesFirstVersion() {
+				return nil, Errorf(CodeInvalidArgument, op, nil, "%s: ?%s=%d does not apply to layout %s, whose first version is fixed; drop it from the store URI",
+					loc, FirstVersionParam, loc.FirstVersion, l.Info().Name)
+			}
+		}
 		drv, err := l.Open(ctx, loc, create)
 		if err != nil {
 			return nil, err

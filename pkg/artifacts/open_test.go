@@ -64,11 +64,18 @@ func TestURLMuxOpen(t *testing.T) {
 		{path: "fs/v1/new", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeUnknownLayout, msg: "does not exist and is no place for a new store"},
 		{path: "sharded/scope-shards", code: artifacts.CodeUnknownLayout, msg: "use --store " + filepath.Join(dir, "sharded") + ", the directory that holds scope-shards/"},
 		{path: "fs", opts: artifacts.OpenOptions{Layout: "nope"}, code: artifacts.CodeInvalidArgument, msg: `unknown layout "nope"`},
+		{path: "fs?first_version=1", code: artifacts.CodeInvalidArgument, msg: "?first_version=1 does not apply to layout erlang-fs"},
+		{path: "sharded?first_version=0", code: artifacts.CodeInvalidArgument, msg: "?first_version=0 does not apply to layout erlang-fs-sharded"},
+		{path: "empty?first_version=1", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeInvalidArgument, msg: "does not apply to layout erlang-fs"},
 	}
 	m := fileMux()
 	for _, tt := range tests {
 		t.Run(tt.path+"/"+tt.opts.Layout, func(t *testing.T) {
-			o, err := m.Open(context.Background(), filepath.Join(dir, tt.path), tt.opts)
+			uri := filepath.Join(dir, tt.path)
+			if strings.Contains(tt.path, "?") {
+				uri = "file://" + uri
+			}
+			o, err := m.Open(context.Background(), uri, tt.opts)
 			if tt.layout != "" {
 				if err != nil || o.Layout != tt.layout || o.Store.Capabilities().Layout != tt.layout {
 					t.Fatalf("Open: %+v, %v; want layout %s", o, err, tt.layout)

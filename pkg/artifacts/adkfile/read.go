@@ -559,22 +559,39 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	var page artifacts.VersionPage
 	found := false
 	limit := opts.PageSize()
+	listed, last := 0, int64(0) // versions on the page, broken ones included
 	for _, e := range es {
-		if e.state == stIncomplete || e.version <= after {
-			found = found || e.state == stPublished
+		// With IncludeBroken a version ADK counts but cannot load is
+		// listed as broken (see brokenOf); one that cannot be read is
+		// still an error: unreadable is not corrupt.
+		broken := opts.IncludeBroken && (e.state == stIncomplete || e.state == stBroken && artifacts.ProblemCode(e.err) == artifacts.CodeCorrupt)
+		if e.state == stIncomplete && !broken || e.version <= after {
+			found = found || e.state == stPublished || broken
 			continue
 		}
-		if e.state == stBroken {
+		if e.state == stBroken && !broken {
 			// Never list around a damaged version quietly: ADK would
 			// fail to load it too. fs verify names it.
 			return artifacts.VersionPage{}, e.err
 		}
 		found = true
-		if len(page.Items) == limit {
-			page.NextCursor = strconv.FormatInt(page.Items[len(page.Items)-1].Version, 10)
+		if listed == limit {
+			page.NextCursor = strconv.FormatInt(last, 10)
 			break
 		}
-		page.Items = append(page.Items, e.rec)
+		if broken {
+			b, _, err := s.brokenOf(op, e)
+			if artifacts.IsNotFound(err) {
+				continue // deleted since it was read
+			}
+			if err != nil {
+				return artifacts.VersionPage{}, withArtifact(err, scope, name, e.version)
+			}
+			page.Broken = append(page.Broken, b)
+		} else {
+			page.Items = append(page.Items, e.rec)
+		}
+		listed, last = listed+1, e.version
 	}
 	if !found {
 		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact").With(scope, name, 0)

@@ -31,6 +31,12 @@ type Layout struct {
 // (and the location's ?first_version=N).
 func NewLayout(opts Options) *Layout { return &Layout{opts: opts} }
 
+// ChoosesFirstVersion reports that ?first_version=N applies: adk-go numbers
+// a name's versions from 1, ADK Python, Java and JS from 0.
+func (*Layout) ChoosesFirstVersion() bool { return true }
+
+var _ artifacts.FirstVersionChooser = (*Layout)(nil)
+
 // Info describes the layout.
 func (*Layout) Info() artifacts.LayoutInfo {
 	return artifacts.LayoutInfo{

@@ -110,6 +110,7 @@ func Run(t *testing.T, h Harness) {
 		{"TooLarge", testTooLarge},
 		{"CorruptPayload", testCorruptPayload},
 		{"CorruptRecord", testCorruptRecord},
+		{"BrokenVersions", testBrokenVersions},
 		{"Concurrency", testConcurrency},
 		{"ListScopesAndWalk", testListScopesAndWalk},
 	}

@@ -6,9 +6,11 @@
 package deletion
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,6 +107,17 @@ type Plan struct {
 	// PlanID is ID() of the body: lowercase hex SHA-256 of its canonical
 	// JSON.
 	PlanID string `json:"plan_id"`
+	// Broken names the planned versions a listing found broken, with why
+	// (see artifacts.BrokenVersion), for the reader. It is not part of
+	// the body, so plan_id does not hash it: the versions' bindings
+	// already change when their files do.
+	Broken []BrokenNote `json:"broken,omitempty"`
+}
+
+// BrokenNote is a planned version found broken, and why.
+type BrokenNote struct {
+	Version int64  `json:"version"`
+	Reason  string `json:"reason"`
 }
 
 // Canonical returns the canonical JSON of the body: the PlanBody struct
@@ -155,10 +168,17 @@ func SelectorString(sel artifacts.Selector) string {
 // ComputePlan reads, without changing anything, the records of every
 // version sel targets in name and returns the plan that deletes them from
 // the store whose canonical URI is store. It reads each targeted record
-// (every record for all-versions) but never a payload, so a record that
-// does not decode fails with corrupt_artifact while a version whose
+// (every record for all-versions) but never a payload, so a version whose
 // payload is damaged or missing is planned like any other. A name with
 // nothing to delete is not_found.
+//
+// In a store that lists broken versions (artifacts.Store.CanListBroken) a
+// broken version is planned like the others and named in Plan.Broken with
+// why: --version V and all-versions plan a version whose record does not
+// decode or does not belong bound to its files (PlanVersion.State
+// StateCorrupt), and latest is the name's highest version number even
+// when that version is broken. Elsewhere a record that does not decode
+// stops the plan with corrupt_artifact.
 func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope artifacts.Scope, name string, sel artifacts.Selector) (Plan, error) {
 	body := PlanBody{
 		Action:   ActionDelete,
@@ -168,58 +188,31 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 		Selector: SelectorString(sel),
 		Versions: []PlanVersion{},
 	}
-	add := func(r artifacts.Record) {
-		body.Versions = append(body.Versions, PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token})
-	}
 	if err := sel.Check("plan delete"); err != nil {
 		return Plan{}, err
 	}
+	var found found
+	var err error
 	switch sel.Kind {
-	case artifacts.SelectVersion, artifacts.SelectLatest:
-		v := sel.Version
-		if sel.Kind == artifacts.SelectLatest {
-			v = artifacts.Latest
-		}
-		r, err := st.Stat(ctx, scope, name, v)
-		if artifacts.CodeOf(err) == artifacts.CodeCorrupt && sel.Kind == artifacts.SelectVersion && st.CanListBroken() {
-			// A record that does not decode: plan the version bound to
-			// its files, so that it can still be deleted.
-			b, berr := st.BrokenVersionAt(ctx, scope, name, v)
-			if berr == nil && b.Record == nil {
-				body.Versions = append(body.Versions, PlanVersion{Version: v, Size: b.Ref.Size, Digest: b.Ref.Digest, Token: b.Ref.Token, State: StateCorrupt})
-				break
-			}
-		}
-		if err != nil {
-			return Plan{}, err
-		}
-		add(r)
+	case artifacts.SelectVersion:
+		found, err = planVersion(ctx, st, scope, name, sel.Version)
+	case artifacts.SelectLatest:
+		found, err = planLatest(ctx, st, scope, name)
 	case artifacts.SelectAll:
-		cursor := ""
-		limit := st.Capabilities().MaxPageLimit
-		for {
-			page, err := st.ListVersions(ctx, scope, name, artifacts.ListOptions{Limit: limit, Cursor: cursor})
-			if err != nil {
-				return Plan{}, err
-			}
-			for _, r := range page.Items {
-				add(r)
-			}
-			if page.NextCursor == "" || page.NextCursor == cursor {
-				break
-			}
-			cursor = page.NextCursor
-		}
-		if len(body.Versions) == 0 {
+		found, err = listAll(ctx, st, scope, name, "")
+		if artifacts.IsNotFound(err) || err == nil && len(found.versions) == 0 {
 			return Plan{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, 0)
 		}
 	}
+	if err != nil {
+		return Plan{}, err
+	}
+	body.Versions = found.versions
 	if caps := st.Capabilities(); caps.ReusesVersions {
 		// An all-versions plan already listed every version: the next
 		// save takes the first number. Others list the name once more.
 		next := caps.FirstVersion
 		if sel.Kind != artifacts.SelectAll {
-			var err error
 			if next, err = NextAfter(ctx, st, scope, name, body.Versions); err != nil {
 				return Plan{}, err
 			}
@@ -229,7 +222,141 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 			body.Note = ReuseNote(caps.Layout, next)
 		}
 	}
-	return NewPlan(body)
+	p, err := NewPlan(body)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.Broken = found.broken
+	return p, nil
+}
+
+// found is what a plan targets: the versions, ascending, and the broken
+// ones among them.
+type found struct {
+	versions []PlanVersion
+	broken   []BrokenNote
+}
+
+// add adds the versions and broken versions of a listing's page.
+func (f *found) add(page artifacts.VersionPage) {
+	for _, r := range page.Items {
+		f.versions = append(f.versions, PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token})
+	}
+	for _, b := range page.Broken {
+		if b.Record == nil {
+			f.versions = append(f.versions, brokenVersion(b))
+		}
+		f.broken = append(f.broken, BrokenNote{Version: b.Problem.Version, Reason: b.Problem.Reason})
+	}
+	slices.SortFunc(f.versions, func(a, b PlanVersion) int { return cmp.Compare(a.Version, b.Version) })
+	slices.SortFunc(f.broken, func(a, b BrokenNote) int { return cmp.Compare(a.Version, b.Version) })
+}
+
+// only keeps version v alone (and its note, if it is broken).
+func (f found) only(v PlanVersion) found {
+	out := found{versions: []PlanVersion{v}}
+	for _, b := range f.broken {
+		if b.Version == v.Version {
+			out.broken = append(out.broken, b)
+		}
+	}
+	return out
+}
+
+// brokenVersion is the PlanVersion of a version whose record does not
+// decode or does not belong, bound to its files.
+func brokenVersion(b artifacts.BrokenVersion) PlanVersion {
+	return PlanVersion{Version: b.Problem.Version, Size: b.Ref.Size, Digest: b.Ref.Digest, Token: b.Ref.Token, State: StateCorrupt}
+}
+
+// listAll lists every version of name after cursor, broken ones included
+// where the store can list them.
+func listAll(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name, cursor string) (found, error) {
+	var f found
+	limit := st.Capabilities().MaxPageLimit
+	for {
+		page, err := st.ListVersions(ctx, scope, name, artifacts.ListOptions{Limit: limit, Cursor: cursor, IncludeBroken: st.CanListBroken()})
+		if err != nil {
+			return found{}, err
+		}
+		f.add(page)
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			return f, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// planVersion plans version v: its record, or, when the record does not
+// decode and the store can list broken versions, its files.
+func planVersion(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, v int64) (found, error) {
+	r, err := st.Stat(ctx, scope, name, v)
+	if err == nil {
+		pv := PlanVersion{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token}
+		if !st.CanListBroken() {
+			return found{versions: []PlanVersion{pv}}, nil
+		}
+		// The record decodes: say so when the payload is broken.
+		f := found{versions: []PlanVersion{pv}}
+		if b, berr := st.BrokenVersionAt(ctx, scope, name, v); berr == nil {
+			f.broken = []BrokenNote{{Version: v, Reason: b.Problem.Reason}}
+		} else if !artifacts.IsNotFound(berr) {
+			return found{}, berr
+		}
+		return f, nil
+	}
+	if !st.CanListBroken() || !brokenCode(err) {
+		return found{}, err
+	}
+	b, berr := st.BrokenVersionAt(ctx, scope, name, v)
+	if berr != nil || b.Record != nil {
+		return found{}, err
+	}
+	return found{versions: []PlanVersion{brokenVersion(b)}, broken: []BrokenNote{{Version: v, Reason: b.Problem.Reason}}}, nil
+}
+
+// brokenCode reports whether a Stat that failed with err may have met a
+// version a listing with IncludeBroken reports: a record that does not
+// decode, or (in layouts that count version directories without a record)
+// one that is not there.
+func brokenCode(err error) bool {
+	return artifacts.CodeOf(err) == artifacts.CodeCorrupt || artifacts.IsNotFound(err)
+}
+
+// planLatest plans the name's highest version number, broken or not: the
+// latest record, and any broken version above it.
+func planLatest(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string) (found, error) {
+	r, err := st.Stat(ctx, scope, name, artifacts.Latest)
+	if !st.CanListBroken() {
+		if err != nil {
+			return found{}, err
+		}
+		return found{versions: []PlanVersion{{Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token}}}, nil
+	}
+	cursor := ""
+	switch {
+	case err == nil:
+		// Only the latest record and what lies above it are listed.
+		if r.Version > st.Capabilities().FirstVersion {
+			cursor = strconv.FormatInt(r.Version-1, 10)
+		}
+	case !brokenCode(err):
+		return found{}, err
+	}
+	f, lerr := listAll(ctx, st, scope, name, cursor)
+	if lerr != nil {
+		if err != nil && artifacts.IsNotFound(lerr) {
+			return found{}, err
+		}
+		return found{}, lerr
+	}
+	if len(f.versions) == 0 {
+		if err != nil {
+			return found{}, err
+		}
+		return found{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, 0)
+	}
+	return f.only(f.versions[len(f.versions)-1]), nil
 }
 
 // NextAfter returns the number a layout that reuses numbers
@@ -238,30 +365,23 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 // keeps the name's highest version, so no number is handed out again.
 // When the highest goes, the next save takes one above the highest version
 // left (or the first version when none is left), a number some version
-// of this name had before.
+// of this name had before. Broken versions count, where the store can
+// list them: the layout's writer counts them too.
 func NextAfter(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, planned []PlanVersion) (int64, error) {
 	gone := make(map[int64]bool, len(planned))
 	for _, v := range planned {
 		gone[v.Version] = true
 	}
+	f, err := listAll(ctx, st, scope, name, "")
+	if err != nil {
+		return 0, err
+	}
 	highest, left := int64(-1), int64(-1)
-	cursor := ""
-	limit := st.Capabilities().MaxPageLimit
-	for {
-		page, err := st.ListVersions(ctx, scope, name, artifacts.ListOptions{Limit: limit, Cursor: cursor})
-		if err != nil {
-			return 0, err
+	for _, v := range f.versions {
+		highest = max(highest, v.Version)
+		if !gone[v.Version] {
+			left = max(left, v.Version)
 		}
-		for _, r := range page.Items {
-			highest = max(highest, r.Version)
-			if !gone[r.Version] {
-				left = max(left, r.Version)
-			}
-		}
-		if page.NextCursor == "" || page.NextCursor == cursor {
-			break
-		}
-		cursor = page.NextCursor
 	}
 	if highest < 0 || !gone[highest] {
 		return -1, nil
@@ -290,11 +410,15 @@ type ExecOptions struct {
 
 // Execute deletes exactly the versions of p, a plan already matched
 // against the store (see Confirmation.Match), through
-// artifacts.Store.DeleteExact: a version that changed or went since it was
-// planned is a stale *plan.ConfirmationError and nothing is deleted. A
-// plan that lets the layout reuse a number is refused with a
-// *plan.ConfirmationError unless opts.AllowNumberReuse. It returns the
-// records deleted, also when a later deletion failed.
+// artifacts.Store.DeleteExact, and its broken versions through
+// artifacts.Store.DeleteBroken: a version that changed or went since it
+// was planned is a stale *plan.ConfirmationError and nothing is deleted
+// (the broken versions are checked first, then the others, and the
+// broken ones are deleted last). A plan that lets the layout reuse a
+// number is refused with a *plan.ConfirmationError unless
+// opts.AllowNumberReuse. It returns the records deleted, by version, also
+// when a later deletion failed; those of broken versions whose record
+// does not decode carry only their number.
 func Execute(ctx context.Context, st *artifacts.Store, p Plan, opts ExecOptions) ([]artifacts.Record, error) {
 	if p.ReusedNumber != nil && !opts.AllowNumberReuse {
 		return nil, &plan.ConfirmationError{Msg: fmt.Sprintf(
@@ -310,24 +434,50 @@ func Execute(ctx context.Context, st *artifacts.Store, p Plan, opts ExecOptions)
 		refs = append(refs, v.Ref())
 	}
 	scope := p.Scope.Scope()
-	var done []artifacts.Record
-	var err error
-	for _, v := range broken {
-		if err = st.DeleteBroken(ctx, scope, p.Name, v.Ref()); err != nil {
-			break
-		}
-		done = append(done, artifacts.Record{Scope: scope, Name: p.Name, Version: v.Version})
-	}
-	if err == nil && len(refs) > 0 {
-		var recs []artifacts.Record
-		recs, err = st.DeleteExact(ctx, scope, p.Name, refs)
-		done = append(done, recs...)
-	}
-	if len(done) == 0 && (artifacts.CodeOf(err) == artifacts.CodeConflict || artifacts.IsNotFound(err)) {
-		return nil, &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
+	stale := func(err error) error {
+		return &plan.ConfirmationError{Stale: true, Msg: fmt.Sprintf(
 			"stale confirmation: %s; nothing was deleted", artifacts.ReasonOf(err))}
 	}
+	for _, v := range broken {
+		if err := checkBroken(ctx, st, scope, p.Name, v); err != nil {
+			if artifacts.CodeOf(err) == artifacts.CodeConflict || artifacts.IsNotFound(err) {
+				return nil, stale(err)
+			}
+			return nil, err
+		}
+	}
+	var done []artifacts.Record
+	var err error
+	if len(refs) > 0 {
+		done, err = st.DeleteExact(ctx, scope, p.Name, refs)
+	}
+	for _, v := range broken {
+		if err != nil {
+			break
+		}
+		if err = st.DeleteBroken(ctx, scope, p.Name, v.Ref()); err == nil {
+			done = append(done, artifacts.Record{Scope: scope, Name: p.Name, Version: v.Version})
+		}
+	}
+	slices.SortFunc(done, func(a, b artifacts.Record) int { return cmp.Compare(a.Version, b.Version) })
+	if len(done) == 0 && (artifacts.CodeOf(err) == artifacts.CodeConflict || artifacts.IsNotFound(err)) {
+		return nil, stale(err)
+	}
 	return done, err
+}
+
+// checkBroken checks, without deleting, that the broken version v is
+// still bound as planned: CodeConflict when its files changed, CodeNotFound
+// when it is gone or no longer broken.
+func checkBroken(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, v PlanVersion) error {
+	b, err := st.BrokenVersionAt(ctx, scope, name, v.Version)
+	if err != nil {
+		return err
+	}
+	if b.Record != nil || b.Ref != v.Ref() {
+		return artifacts.Errorf(artifacts.CodeConflict, "delete", nil, "the files of version %d changed since it was planned", v.Version).With(scope, name, v.Version)
+	}
+	return nil
 }
 
 // Confirmation is a parsed --confirm or --confirm-file value: a plan_id

@@ -314,13 +314,32 @@ func (s *Store) listVersions(ctx context.Context, op string, scope artifacts.Sco
 	if err != nil {
 		return page, err
 	}
-	for j := range rest {
+	for j, n := range rest {
+		if errs[j] != nil && opts.IncludeBroken && artifacts.ProblemCode(errs[j]) == artifacts.CodeCorrupt {
+			// A record that does not decode or does not belong: listed
+			// beside the others, bound to its objects (BrokenLister).
+			b, err := s.brokenVersion(ctx, op, prefix, sc, n, errs[j])
+			if artifacts.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return artifacts.VersionPage{}, err
+			}
+			page.Broken = append(page.Broken, b)
+			continue
+		}
 		if errs[j] != nil {
 			return artifacts.VersionPage{}, errs[j]
 		}
-		if found[j] {
-			page.Items = append(page.Items, recs[j])
+		if !found[j] {
+			continue
 		}
+		if opts.IncludeBroken {
+			if b, bad := s.payloadProblem(prefix, sc, recs[j]); bad {
+				page.Broken = append(page.Broken, b)
+			}
+		}
+		page.Items = append(page.Items, recs[j])
 	}
 	if more && len(rest) > 0 {
 		page.NextCursor = strconv.FormatInt(rest[len(rest)-1], 10)

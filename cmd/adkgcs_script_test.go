@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +31,15 @@ import (
 //	                                  check with agentstore artifacts versions and get, exactly,
 //	                                  every version of the fixture against the library's own
 //	                                  listing (expected.tsv)
+//	adk-gcs-damage BUCKET OBJECT      flip one byte of OBJECT's stored bytes behind the CRC32C
+//	                                  the emulator keeps (as a disk fault would); needs
+//	                                  GCS_EMULATOR_BACKEND=filesystem when gcs-emulator started
+//
+// With GCS_EMULATOR_BACKEND=filesystem set before gcs-emulator start, the
+// emulator keeps its objects as files below $WORK/gcsfs instead of in
+// memory (the default).
 func init() {
+	scriptCmds["adk-gcs-damage"] = cmdADKGCSDamage
 	scriptCmds["adk-gcs-load"] = cmdADKGCSLoad
 	scriptCmds["adk-gcs-put"] = cmdADKGCSPut
 	scriptCmds["adk-gcs-check-fixture"] = cmdADKGCSCheckFixture
@@ -150,3 +160,36 @@ func cmdADKGCSCheckFixture(ts *testscript.TestScript, neg bool, args []string) {
 
 // pad makes decimal strings sort by value.
 func pad(s string) string { return strings.Repeat("0", 20-len(s)) + s }
+
+// emulatorBackendArgs are the backend flags of the script's emulator: the
+// memory backend, or with GCS_EMULATOR_BACKEND=filesystem the filesystem
+// backend below $WORK/gcsfs.
+func emulatorBackendArgs(ts *testscript.TestScript) []string {
+	switch b := ts.Getenv("GCS_EMULATOR_BACKEND"); b {
+	case "", "memory":
+		return []string{"-backend", "memory"}
+	case "filesystem":
+		return []string{"-backend", "filesystem", "-filesystem-root", ts.MkAbs("gcsfs")}
+	default:
+		ts.Fatalf("GCS_EMULATOR_BACKEND=%s: want memory or filesystem", b)
+		return nil
+	}
+}
+
+func cmdADKGCSDamage(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "adk-gcs-damage")
+	if len(args) != 2 {
+		ts.Fatalf("usage: adk-gcs-damage BUCKET OBJECT")
+	}
+	if ts.Getenv("GCS_EMULATOR_BACKEND") != "filesystem" {
+		ts.Fatalf("adk-gcs-damage: start the emulator with GCS_EMULATOR_BACKEND=filesystem")
+	}
+	path := filepath.Join(ts.MkAbs("gcsfs"), args[0], filepath.FromSlash(args[1]))
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	if len(b) == 0 {
+		ts.Fatalf("adk-gcs-damage: %s has no bytes to damage", args[1])
+	}
+	b[len(b)/2] ^= 1
+	ts.Check(os.WriteFile(path, b, 0o600))
+}

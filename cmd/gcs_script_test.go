@@ -245,16 +245,16 @@ func startEmulatorOnce(ts *testscript.TestScript, bin, data string) (*gcsEmulato
 		return nil, err
 	}
 	defer logf.Close()
-	c := exec.Command(bin,
+	args := []string{
 		"-scheme", "http",
 		"-host", "127.0.0.1",
 		"-port", strconv.Itoa(port),
-		"-backend", "memory",
 		"-data", data,
 		"-public-host", host,
-		"-external-url", "http://"+host,
+		"-external-url", "http://" + host,
 		"-log-level", "error",
-	)
+	}
+	c := exec.Command(bin, append(args, emulatorBackendArgs(ts)...)...)
 	c.Stdout, c.Stderr = logf, logf
 	c.Env = append(os.Environ(), "FAKE_GCS_DATA=")
 	if err := c.Start(); err != nil {

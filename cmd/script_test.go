@@ -30,10 +30,14 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 // script is set up. Add to it from an init function like scriptCmds.
 var scriptSetups []func(env *testscript.Env) error
 
+// scriptPrograms are the programs the scripts run, each this test binary
+// under another name. Add to it from an init function like scriptCmds.
+var scriptPrograms = map[string]func(){
+	"agentstore": func() { os.Exit(Main()) },
+}
+
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"agentstore": func() { os.Exit(Main()) },
-	})
+	testscript.Main(m, scriptPrograms)
 }
 
 // TestScripts runs the end-to-end scripts testdata/script/*.txtar with

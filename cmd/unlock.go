@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/plan"
+	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/sweep"
 )
 
@@ -49,8 +51,9 @@ func newUnlockCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "unlock [--sweep] [--force [--confirm PLAN_ID]]",
 		Short: "Show a maintenance lock and remove it when stale",
-		Long: `Show the lock that keeps two repairs off one store (` + fscmd.LockFile + ` in
-the --store directory) or, with --sweep, two sweeps off one scratch root
+		Long: `Show the lock that keeps two repairs or prunes off one store (` + fscmd.LockFile + `
+in the --store directory; for a gs:// store, the object ` + fscmd.LockFile + `
+below the store's prefix) or, with --sweep, two sweeps off one scratch root
 (` + sweep.LockFile + ` in the --scratch directory): who holds it, since when,
 its last heartbeat, and whether it is stale.
 
@@ -64,14 +67,17 @@ makes the confirmation stale: exit 4, nothing removed). Use --force only
 when you know its holder is not running (say, a repair on another host
 that crashed).
 
-A gs:// store's lock object is taken over by the next repair once it is
-older than 6 hours; unlock does not handle it.
+A gs:// store's lock object is handled the same way: it is removed only if
+it is still the very object generation shown (or planned), so a lock
+refreshed or taken over meanwhile is never removed. Give --layout when the
+store needs it to open.
 
 JSON: {"lock": {"path", "exists", "holder", "parsed", "refreshed", "stale",
 "why", "digest"}, "removed", "plan": {"action", "lock", "holder",
 "digest", "plan_id"}, "plan_id"}`,
 		Example: `  agentstore unlock --store /var/lib/agentstore
   agentstore unlock --sweep --scratch /var/lib/agentstore/scratch
+  agentstore unlock --store gs://my-bucket
 
   # a lock left by a crashed repair on another host
   agentstore unlock --store /var/lib/agentstore --force
@@ -82,7 +88,7 @@ JSON: {"lock": {"path", "exists", "holder", "parsed", "refreshed", "stale",
 			if cmd.Flags().Changed("confirm") && !plan.IsID(opts.confirm) {
 				return cmdutil.Usagef("--confirm %q is not a plan_id (64 lowercase hex characters)", opts.confirm)
 			}
-			return runUnlock(f, opts)
+			return runUnlock(cmd.Context(), f, opts)
 		},
 	}
 	cmdutil.SetExitStatusNote(cmd, `0  no lock, or a stale lock was removed
@@ -95,18 +101,19 @@ JSON: {"lock": {"path", "exists", "holder", "parsed", "refreshed", "stale",
 	return cmd
 }
 
-func runUnlock(f *cmdutil.Factory, opts *unlockOptions) error {
+func runUnlock(ctx context.Context, f *cmdutil.Factory, opts *unlockOptions) error {
 	cfg, err := f.Config()
 	if err != nil {
 		return err
 	}
-	path, again, err := lockPath(f, opts.sweep)
+	b, again, err := lockTarget(ctx, f, opts.sweep)
 	if err != nil {
 		return err
 	}
-	st, err := lock.Inspect(path, lock.Options{Now: f.Now})
+	path := b.Where()
+	st, err := lock.InspectBackend(ctx, b, lock.Options{Now: f.Now})
 	if err != nil {
-		return cmdutil.CodedError("io_error", fmt.Errorf("cannot read the lock %s: %v", path, err))
+		return lockIOError(err, "cannot read the lock %s", path)
 	}
 	res := UnlockResult{Lock: st}
 	w := f.IO.Out
@@ -163,11 +170,11 @@ func runUnlock(f *cmdutil.Factory, opts *unlockOptions) error {
 		show()
 		return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf("the lock changed since plan %s was made (refreshed, released or taken again); nothing was removed; run %s --force to see it again", opts.confirm, again)}
 	}
-	if err := lock.Remove(st); err != nil {
+	if err := lock.RemoveContext(ctx, st); err != nil {
 		if errors.Is(err, lock.ErrChanged) {
 			return &cmdutil.ConfirmationError{Stale: true, Msg: fmt.Sprintf("%s changed while unlock ran; nothing was removed; run %s again", path, again)}
 		}
-		return cmdutil.CodedError("io_error", fmt.Errorf("cannot remove the lock %s: %v", path, err))
+		return lockIOError(err, "cannot remove the lock %s", path)
 	}
 	res.Removed = true
 	f.Logger().Info(fmt.Sprintf("removed the lock %s held by %s pid %d on %s since %s", path, st.Holder.Purpose, st.Holder.PID, st.Holder.Host, st.Holder.Started.UTC().Format(time.RFC3339)))
@@ -175,22 +182,44 @@ func runUnlock(f *cmdutil.Factory, opts *unlockOptions) error {
 	return nil
 }
 
-// lockPath returns the lock file unlock looks at and the command that
-// runs unlock on it again.
-func lockPath(f *cmdutil.Factory, sweepLock bool) (path, again string, err error) {
+// lockIOError reports an error reading or removing a lock: a Cloud
+// Storage error keeps the code it was classified with, a file error is
+// io_error.
+func lockIOError(err error, format string, args ...any) error {
+	var ae *artifacts.Error
+	if errors.As(err, &ae) {
+		return artifacts.Errorf(ae.Code, "unlock", err, format, args...)
+	}
+	return cmdutil.CodedError("io_error", fmt.Errorf(format+": %v", append(args, err)...))
+}
+
+// lockTarget returns the lock unlock looks at and the command that runs
+// unlock on it again: the sweep lock file of the scratch root, the lock
+// file in a filesystem store's root (whatever its layout, so that a store
+// that does not open can still be unlocked), or the lock the driver of a
+// gs:// store keeps (artifacts.Locker).
+func lockTarget(ctx context.Context, f *cmdutil.Factory, sweepLock bool) (b lock.Backend, again string, err error) {
 	cfg, err := f.Config()
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	if sweepLock {
-		return filepath.Join(cfg.Scratch, sweep.LockFile), cmdutil.UnlockCommand("--sweep", "--scratch", cfg.Scratch), nil
+		return lock.File(filepath.Join(cfg.Scratch, sweep.LockFile)), cmdutil.UnlockCommand("--sweep", "--scratch", cfg.Scratch), nil
 	}
 	u, err := f.StoreURI()
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
-	if u.Scheme != cmdutil.SchemeFile {
-		return "", "", cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("unlock handles filesystem stores and scratch roots; the lock object of %s is taken over by the next repair once it is older than 6 hours", u.String()))
+	if u.Scheme == cmdutil.SchemeFile {
+		return lock.File(filepath.Join(u.Root, fscmd.LockFile)), cmdutil.UnlockCommand(cmdutil.StoreUnlockArgs(u, "")...), nil
 	}
-	return filepath.Join(u.Root, fscmd.LockFile), cmdutil.UnlockCommand("--store", u.Root), nil
+	st, err := f.OpenStore(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	layout := st.Capabilities().Layout
+	if b, err = st.StoreLock(); err != nil {
+		return nil, "", cmdutil.CodedError(cmdutil.CodeUnsupportedStore, fmt.Errorf("the %s store %s has no maintenance lock", layout, u.String()))
+	}
+	return b, cmdutil.UnlockCommand(cmdutil.StoreUnlockArgs(u, layout)...), nil
 }

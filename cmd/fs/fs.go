@@ -121,10 +121,6 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func problems(n int64) error {
-	return &cmdutil.ProblemsFound{Msg: fmt.Sprintf("%d corrupt %s found", n, plural(int(n), "version", "versions"))}
-}
-
 // foreignSection prints the objects or files that are not part of the
 // store's layout, by name.
 func foreignSection(ios *iostreams.IOStreams, st output.Styles, items []repair.CorruptItem) {

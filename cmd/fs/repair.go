@@ -14,12 +14,10 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
-	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/internal/promfile"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 	"github.com/agentstore/agentstore/pkg/repair"
 )
 
@@ -95,9 +93,20 @@ A gs:// store is repaired the same way, object by object below the
 store's prefix (there are no staged files): an orphan v-N.data is removed
 only when its v-N.meta still does not exist right before the removal, and
 only the generation that was listed (a payload written again is never
-removed). A gs:// store is locked by the object .agentstore-repair.lock
-beside its artifacts (PREFIX/.agentstore-repair.lock), created only if it
-does not exist and taken over once it is older than 6 hours.`,
+removed). A gs:// store is locked the same way by the object
+.agentstore-repair.lock below the store's prefix, beside its artifacts
+(PREFIX/.agentstore-repair.lock; for google-adk-gcs, ROOT/.agentstore-repair.lock),
+created only if it does not exist, with the same heartbeat and takeover
+rules. "agentstore unlock --store URI" shows either lock and removes it
+when stale.
+
+A google-adk-gcs store (Google ADK's GcsArtifactService) is checked, and
+nothing is removed: ADK writes each version as one object, so there is no
+half-published version to clean up. Repair reads every version object and
+reports those whose bytes fail the CRC32C Cloud Storage stored (with the
+command that deletes each), and the objects that are not versions of the
+layout (foreign, by name); a note says that nothing was removed. Apart
+from its lock object, it changes no object.`,
 		Example: `  agentstore fs repair --store /var/lib/agentstore --dry-run
   agentstore fs repair --store /var/lib/agentstore -o json --metrics-file /var/lib/node_exporter/agentstore_repair.prom`,
 		Args: cobra.NoArgs,
@@ -117,7 +126,7 @@ does not exist and taken over once it is older than 6 hours.`,
 			return runRepair(cmd.Context(), opts)
 		},
 	}
-	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions found (records without payloads); the rest was repaired
+	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions (records without payloads, damaged bytes) or objects not part of the layout found; the rest was repaired
 5  another repair holds the lock on this store; nothing was changed`)
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.Grace, "grace", repair.DefaultGrace, "leave staged files and orphan payloads younger than this (0: remove all; unsafe with active writers)")
@@ -155,44 +164,29 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		return cmdutil.CodedError(cmdutil.CodeUnsupportedStore,
 			fmt.Errorf("fs repair cannot repair the %s store %s", layout, u.String()))
 	}
-	var gst *gcsstore.Store
-	st.As(&gst)
 	// A dry run only reads, so it takes no lock (and so leaves even the
-	// root directory untouched). A gs:// store is locked by an object
-	// beside its artifacts.
+	// root directory untouched). The heartbeat is renewed only while the
+	// scan makes progress: a repair stuck for RepairStallAfter gives its
+	// lock up to go stale.
 	var beforeExecute func() error
-	var heldLock *lock.Lock
-	if !opts.DryRun && gst != nil {
-		release, err := repair.LockGCS(ctx, gst, "fs repair", 0)
+	var heldLock *cmdutil.StoreLock
+	if !opts.DryRun {
+		var logger *slog.Logger
+		if opts.Logger != nil {
+			logger = opts.Logger()
+		}
+		lctx, lk, err := cmdutil.LockStore(ctx, st, u, "fs repair", RepairStallAfter, logger)
 		if err != nil {
 			return err
 		}
 		defer func() {
-			if rerr := release(); rerr != nil && err == nil {
+			if rerr := lk.Release(); rerr != nil && err == nil {
 				err = rerr
 			}
 		}()
-	}
-	if !opts.DryRun && gst == nil {
-		// The heartbeat is renewed only while the scan makes progress: a
-		// repair stuck for RepairStallAfter gives its lock up to go stale.
-		l, err := lock.Acquire(filepath.Join(u.Root, LockFile), lock.Options{Purpose: "fs repair", StallAfter: RepairStallAfter})
-		if err != nil {
-			return cmdutil.LockHeld(err, "--store", u.Root)
-		}
-		if prev, ok := l.TookOver(); ok && opts.Logger != nil {
-			opts.Logger().Info(cmdutil.TakeoverMessage(prev))
-		}
-		defer func() {
-			if rerr := l.Release(); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
-		var cancel context.CancelFunc
-		ctx, cancel = l.Context(ctx)
-		defer cancel()
-		beforeExecute = func() error { l.Progress(); return l.Refresh() }
-		heldLock = l
+		ctx = lctx
+		beforeExecute = lk.Refresh
+		heldLock = lk
 	}
 
 	grace := opts.Grace
@@ -215,7 +209,7 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		},
 		BeforeExecute: beforeExecute,
 	}
-	if gst != nil {
+	if u.Scheme != cmdutil.SchemeFile {
 		ropts.StoreArg = u.String()
 	}
 	rep, err := repair.Run(ctx, st, ropts)
@@ -247,9 +241,23 @@ func runRepair(ctx context.Context, opts *RepairOptions) (err error) {
 		printRepair(opts.IO, u, layout, rep)
 	}
 	if rep.Corrupt > 0 {
-		return problems(rep.Corrupt)
+		corrupt, foreign := splitForeign(rep.CorruptItems)
+		return found(int64(len(corrupt)), int64(len(foreign)))
 	}
 	return nil
+}
+
+// splitForeign separates the items that are not part of the layout (code
+// foreign) from the corrupt versions.
+func splitForeign(items []repair.CorruptItem) (corrupt, foreign []repair.CorruptItem) {
+	for _, it := range items {
+		if it.Code == artifacts.CodeForeign {
+			foreign = append(foreign, it)
+		} else {
+			corrupt = append(corrupt, it)
+		}
+	}
+	return corrupt, foreign
 }
 
 func boolFloat(b bool) float64 {
@@ -271,8 +279,12 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 		fmt.Fprint(w, st.Warn(" (dry run: nothing was changed)"))
 	}
 	fmt.Fprintln(w)
+	corrupt, foreign := splitForeign(rep.CorruptItems)
 	fmt.Fprintf(w, "scanned %d files: %s %d, %d reservations preserved, %d corrupt",
-		rep.Scanned, verb, rep.Removed, rep.ReservationsPreserved, rep.Corrupt)
+		rep.Scanned, verb, rep.Removed, rep.ReservationsPreserved, len(corrupt))
+	if len(foreign) > 0 {
+		fmt.Fprintf(w, ", %d not part of the layout", len(foreign))
+	}
 	if rep.Young > 0 {
 		fmt.Fprintf(w, ", %d younger than the grace period left alone", rep.Young)
 	}
@@ -302,7 +314,14 @@ func printRepair(ios *iostreams.IOStreams, u cmdutil.StoreURI, layout string, re
 			fmt.Fprintf(w, "  %s: %s\n", it.Path, it.Reason)
 		}
 	}
-	corruptSection(ios, st, rep.CorruptItems)
+	corruptSection(ios, st, corrupt)
+	foreignSection(ios, st, foreign)
+	if len(rep.Notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "note: %s\n", output.Escape(n))
+		}
+	}
 }
 
 // age formats a file age compactly: 45s, 12m, 3h, 4d.

@@ -4,65 +4,67 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/pkg/artifacts"
-	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
-	"github.com/agentstore/agentstore/pkg/repair"
 )
 
 // StoreLockFile is the lock that keeps maintenance runs (fs repair,
 // artifacts prune) off one filesystem store at once, in the store's root
 // beside v1/ (or scope-shards/), so that no scan ever meets it. A gs://
-// store is locked by the object repair.GCSLockObject beside its artifacts.
-const StoreLockFile = ".agentstore-repair.lock"
+// store is locked by the object of the same name below its prefix (see
+// artifacts.Locker).
+const StoreLockFile = lock.StoreLockName
 
 // StoreLock is a held store lock.
 type StoreLock struct {
-	l       *lock.Lock // nil for a gs:// store
-	release func() error
-	cancel  context.CancelFunc
+	l      *lock.Lock
+	cancel context.CancelFunc
 }
 
-// LockStore takes the store lock fs repair takes, for purpose ("artifacts
-// prune"): StoreLockFile in the root of a filesystem store, the lock
-// object of a gs:// store. A lock held by another process is a
-// *LockedError (exit status 5) naming the unlock command. The returned
-// context is canceled when a filesystem lock is lost (its heartbeat could
-// not be written, or another process took it over). stallAfter, when
-// positive, stops renewing the heartbeat once Progress has not been called
-// for that long.
+// LockStore takes the store lock of st for purpose ("fs repair",
+// "artifacts prune"), wherever its driver keeps it (artifacts.Locker: a
+// file in a filesystem store's root, an object of a gs:// store), through
+// the one lock contract of package lock. A lock held by another process is
+// a *LockedError (exit status 5) naming the unlock command that shows it;
+// a store that cannot be locked is CodeUnsupportedStore. Every stale-lock
+// takeover is logged at info level. The returned context is cancelled,
+// with a cause wrapping lock.ErrLost, when the lock is lost (its heartbeat
+// could not be written, or another process took it over or removed it).
+// stallAfter, when positive, stops renewing the heartbeat once Progress
+// has not been called for that long.
 func LockStore(ctx context.Context, st *artifacts.Store, u StoreURI, purpose string, stallAfter time.Duration, logger *slog.Logger) (context.Context, *StoreLock, error) {
-	var gst *gcsstore.Store
-	if st.As(&gst) {
-		release, err := repair.LockGCS(ctx, gst, purpose, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		return ctx, &StoreLock{release: release}, nil
-	}
-	if u.Scheme != artifacts.SchemeFile {
+	b, err := st.StoreLock()
+	if err != nil {
 		return nil, nil, CodedError(CodeUnsupportedStore, fmt.Errorf("%s cannot lock the %s store %s", purpose, st.Capabilities().Layout, u.String()))
 	}
-	l, err := lock.Acquire(filepath.Join(u.Root, StoreLockFile), lock.Options{Purpose: purpose, StallAfter: stallAfter})
+	l, err := lock.AcquireBackend(ctx, b, lock.Options{Purpose: purpose, StallAfter: stallAfter})
 	if err != nil {
-		return nil, nil, LockHeld(err, "--store", u.Root)
+		return nil, nil, LockHeld(err, StoreUnlockArgs(u, st.Capabilities().Layout)...)
 	}
 	if prev, ok := l.TookOver(); ok && logger != nil {
 		logger.Info(TakeoverMessage(prev))
 	}
 	lctx, cancel := l.Context(ctx)
-	return lctx, &StoreLock{l: l, release: l.Release, cancel: cancel}, nil
+	return lctx, &StoreLock{l: l, cancel: cancel}, nil
 }
 
-// Refresh renews a filesystem lock's heartbeat now, failing when the lock
-// was lost; call it right before the first change.
-func (s *StoreLock) Refresh() error {
-	if s.l == nil {
-		return nil
+// StoreUnlockArgs returns the arguments of "agentstore unlock" for the
+// store lock of the store u of layout: the directory of a filesystem
+// store (its lock file is in its root whatever the layout), the gs:// URI
+// and layout of a Cloud Storage store (whose lock object lies where the
+// layout keeps it).
+func StoreUnlockArgs(u StoreURI, layout string) []string {
+	if u.Scheme == SchemeFile {
+		return []string{"--store", u.Root}
 	}
+	return []string{"--store", u.String(), "--layout", layout}
+}
+
+// Refresh renews the lock's heartbeat now, failing when the lock was
+// lost; call it right before the first change.
+func (s *StoreLock) Refresh() error {
 	s.l.Progress()
 	return s.l.Refresh()
 }
@@ -70,15 +72,11 @@ func (s *StoreLock) Refresh() error {
 // Progress records that the run is making progress (see lock.Options'
 // StallAfter).
 func (s *StoreLock) Progress() {
-	if s.l != nil {
-		s.l.Progress()
-	}
+	s.l.Progress()
 }
 
 // Release releases the lock.
 func (s *StoreLock) Release() error {
-	if s.cancel != nil {
-		s.cancel()
-	}
-	return s.release()
+	s.cancel()
+	return s.l.Release()
 }

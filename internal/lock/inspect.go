@@ -1,70 +1,74 @@
 package lock
 
 import (
-	"bytes"
-	"crypto/sha256"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/agentstore/agentstore/internal/osutil"
 )
 
-// State is what Inspect found at a lock path.
+// State is what Inspect found where a lock is kept.
 type State struct {
-	// Path is the lock file.
+	// Path is where the lock is (Backend.Where): a file or a gs:// URL.
 	Path string `json:"path"`
-	// Exists is false when there is no lock file.
+	// Exists is false when there is no lock.
 	Exists bool `json:"exists"`
-	// Holder is what the lock file says; zero when it does not parse.
+	// Holder is what the lock says; zero when it does not parse.
 	Holder Info `json:"holder"`
-	// Parsed is false for a lock file that does not parse (damaged, or
-	// being written).
+	// Parsed is false for a lock that does not parse (damaged, or being
+	// written).
 	Parsed bool `json:"parsed"`
-	// Refreshed is the heartbeat, the file's modification time.
+	// Refreshed is the heartbeat.
 	Refreshed time.Time `json:"refreshed"`
 	// Stale says whether Acquire would take the lock over, and Why says
 	// why it is or is not stale.
 	Stale bool   `json:"stale"`
 	Why   string `json:"why"`
-	// Digest is the SHA-256 of the lock file's bytes, with its size and
-	// modification time: it identifies this very lock for Remove.
+	// Digest identifies this very state of the lock (for a file: the
+	// SHA-256 of its bytes, its size, heartbeat and identity; for an
+	// object: its generation) for Remove.
 	Digest string `json:"digest"`
 
-	cur current
+	b    Backend
+	snap Snapshot
 }
 
 // Inspect reads the lock file at path and decides, as Acquire would,
 // whether it is stale. A missing lock file is State{Exists: false}.
 func Inspect(path string, opts Options) (State, error) {
-	if opts.StaleAfter <= 0 {
-		opts.StaleAfter = DefaultStaleAfter
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	st := State{Path: path}
-	cur, err := read(path)
+	return InspectBackend(context.Background(), File(path), opts)
+}
+
+// InspectBackend reads the lock b keeps and decides, as Acquire would,
+// whether it is stale. No lock is State{Exists: false}.
+func InspectBackend(ctx context.Context, b Backend, opts Options) (State, error) {
+	opts = opts.normalized()
+	cur, err := read(ctx, b)
 	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
+		return State{Path: b.Where(), b: b}, nil
 	}
 	if err != nil {
-		return st, err
+		return State{Path: b.Where()}, err
 	}
-	st.Exists, st.Parsed, st.Holder, st.Refreshed, st.cur = true, cur.parsed, cur.info, cur.fi.ModTime(), cur
-	st.Holder.Refreshed = time.Time{}
+	st := cur.state(b, opts)
 	st.Stale = cur.stale(opts)
-	st.Digest = fmt.Sprintf("%x:%d:%d", sha256Sum(cur.raw), cur.fi.Size(), cur.fi.ModTime().UnixNano())
 	st.Why = why(cur, opts, st.Stale)
 	return st, nil
 }
 
-// why says why the lock file cur is, or is not, stale.
+// state is the State of the lock cur, judged stale (the caller decided).
+func (c current) state(b Backend, opts Options) State {
+	st := State{Path: b.Where(), Exists: true, Holder: c.info, Parsed: c.parsed, Refreshed: c.snap.Heartbeat,
+		Stale: true, Why: why(c, opts, true), Digest: c.snap.Version, b: b, snap: c.snap}
+	st.Holder.Refreshed = time.Time{}
+	return st
+}
+
+// why says why the lock cur is, or is not, stale.
 func why(cur current, opts Options, stale bool) string {
-	age := opts.Now().Sub(cur.fi.ModTime()).Round(time.Second)
+	age := opts.Now().Sub(cur.snap.Heartbeat).Round(time.Second)
 	host, _ := os.Hostname()
 	switch {
 	case !cur.parsed && stale:
@@ -81,34 +85,20 @@ func why(cur current, opts Options, stale bool) string {
 	return fmt.Sprintf("it was taken on host %s, whose processes cannot be checked from here, and refreshed %s ago (stale after %s)", cur.info.Host, age, opts.StaleAfter)
 }
 
-// ErrChanged is returned by Remove when the lock file is no longer the one
-// Inspect saw (refreshed, released or taken over since).
-var ErrChanged = errors.New("the lock file changed since it was inspected")
-
-// Remove deletes the lock file st describes, only if it is still that very
-// file with the same bytes and heartbeat; otherwise it returns ErrChanged
-// and removes nothing.
+// Remove deletes the lock st describes, only if it is still that very lock
+// (same bytes and heartbeat, same file or object generation); otherwise it
+// returns ErrChanged and removes nothing.
 func Remove(st State) error {
+	return RemoveContext(context.Background(), st)
+}
+
+// RemoveContext is Remove under ctx.
+func RemoveContext(ctx context.Context, st State) error {
 	if !st.Exists {
 		return nil
 	}
-	again, err := read(st.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return ErrChanged
+	if st.b == nil {
+		return fmt.Errorf("lock %s: the state was not made by Inspect", st.Path)
 	}
-	if err != nil {
-		return err
-	}
-	if !os.SameFile(again.fi, st.cur.fi) || !again.fi.ModTime().Equal(st.cur.fi.ModTime()) || !bytes.Equal(again.raw, st.cur.raw) {
-		return ErrChanged
-	}
-	if err := os.Remove(st.Path); err != nil {
-		return err
-	}
-	return osutil.SyncDir(filepath.Dir(st.Path))
-}
-
-func sha256Sum(b []byte) []byte {
-	s := sha256.Sum256(b)
-	return s[:]
+	return st.b.Remove(ctx, st.snap)
 }

@@ -1,24 +1,30 @@
-// Package lock is the lock file that keeps two maintenance runs (fs repair,
-// ws sweep) off one store or scratch root at a time.
+// Package lock is the one lock contract of every maintenance run (fs
+// repair, artifacts prune, ws sweep, ws delete, unlock): it keeps two runs
+// off one store or scratch root at a time.
 //
-// A lock is one small JSON file (see Info) created with O_EXCL. It records
-// the host, user, process id, start time and purpose of its holder, and
-// its modification time is the holder's heartbeat: while held, a goroutine
-// touches it every RefreshInterval (default one minute). A lock is stale,
-// and may be taken over, when
+// A lock is one small JSON document (see Info) kept by a Backend: a file
+// (File, created with O_EXCL) or a Cloud Storage object (package
+// gcslock, created with a DoesNotExist precondition). It records the host,
+// user, process id, start time and purpose of its holder. Its heartbeat
+// is renewed by the holder every RefreshInterval (default one minute): the
+// file's modification time, or the object's heartbeat metadata rewritten
+// on the condition that the object is still the generation the holder
+// read. A lock is stale, and may be taken over, when
 //   - its heartbeat is older than StaleAfter (default DefaultStaleAfter, six
-//     hours), or
+//     hours), never judged by when it was created, or
 //   - it was written on this host and its process is gone (kill(pid, 0)
 //     fails with ESRCH), or
 //   - it does not parse (an acquire interrupted between the create and the
-//     write) and is older than a minute.
+//     write, or a damaged lock) and its heartbeat is older than a minute.
 //
-// A takeover writes a new lock file beside the stale one and renames it over
-// the stale one only after reading the stale one again and finding it
-// unchanged (same file, same bytes, same heartbeat). Two processes taking
-// over the same stale lock in the same instant could both succeed; the
-// loser finds out at its next refresh (which checks the file still holds
-// its token) and its context is cancelled.
+// A takeover replaces the stale lock only if it is still exactly the lock
+// that was judged stale (compare-and-swap: the same file, bytes and
+// heartbeat; the same object generation). The holder whose lock was taken
+// over, removed, or whose heartbeat could not be written finds out at its
+// next heartbeat (which checks the lock still holds its token): its
+// Context is cancelled with a cause wrapping ErrLost. Release removes the
+// lock only if it still holds the holder's token, so a holder never
+// removes the lock of whoever took it over.
 package lock
 
 import (
@@ -32,7 +38,6 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -46,11 +51,21 @@ const DefaultStaleAfter = 6 * time.Hour
 // DefaultRefreshInterval is how often a held lock's heartbeat is renewed.
 const DefaultRefreshInterval = time.Minute
 
-// unparsableStaleAfter is how long a lock file that does not parse is
+// StoreLockName is the name of a store's maintenance lock: the file in the
+// root of a filesystem store (beside v1/ or scope-shards/), the object
+// below the prefix of a Cloud Storage store (beside PREFIX/v1/s/ or the
+// ADK app prefixes), where no scan or listing of the layout meets it.
+const StoreLockName = ".agentstore-repair.lock"
+
+// unparsableStaleAfter is how long a lock that does not parse is
 // respected: long enough for its creator to finish writing it.
 const unparsableStaleAfter = time.Minute
 
-// Info is what a lock file holds (as JSON).
+// callTimeout bounds each backend call of the background heartbeat and of
+// Release, which do not run under the holder's context.
+const callTimeout = time.Minute
+
+// Info is what a lock holds (as JSON).
 type Info struct {
 	// Host is the holder's host name.
 	Host string `json:"host"`
@@ -64,14 +79,15 @@ type Info struct {
 	Purpose string `json:"purpose"`
 	// Token is random and identifies this acquisition.
 	Token string `json:"token"`
-	// Refreshed is the heartbeat, the lock file's modification time; it is
-	// filled in when a lock is read, never stored.
+	// Refreshed is the heartbeat; it is filled in when a lock is read,
+	// never stored in the lock's bytes.
 	Refreshed time.Time `json:"-"`
 }
 
-// Options configure Acquire. The zero value gives the defaults.
+// Options configure Acquire. The zero value gives the defaults. Both
+// backends take the same options.
 type Options struct {
-	// Purpose is recorded in the lock file.
+	// Purpose is recorded in the lock.
 	Purpose string
 	// StaleAfter is how old a heartbeat may get before the lock is stale
 	// (default DefaultStaleAfter).
@@ -87,16 +103,30 @@ type Options struct {
 	// never returns then leaves a lock that goes stale StaleAfter later,
 	// instead of keeping every later run out forever.
 	StallAfter time.Duration
-	// Now is the clock (default time.Now).
+	// Now is the clock (default time.Now). Heartbeats are written with it
+	// and staleness is judged with it.
 	Now func() time.Time
+}
+
+func (o Options) normalized() Options {
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = DefaultStaleAfter
+	}
+	if o.RefreshInterval == 0 {
+		o.RefreshInterval = DefaultRefreshInterval
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
 }
 
 // HeldError is returned by Acquire when another holder has the lock. Its
 // ErrorCode is "locked" (exit status 5 on the command line).
 type HeldError struct {
-	// Path is the lock file.
+	// Path is where the lock is (Backend.Where): a file or a gs:// URL.
 	Path string
-	// Holder is what the lock file says; zero when it did not parse.
+	// Holder is what the lock says; zero when it did not parse.
 	Holder Info
 }
 
@@ -104,7 +134,7 @@ type HeldError struct {
 func (e *HeldError) Error() string {
 	h := e.Holder
 	if h.PID == 0 {
-		return fmt.Sprintf("%s is locked (holder unknown: the lock file is being written or is damaged)", e.Path)
+		return fmt.Sprintf("%s is locked (holder unknown: the lock is being written or is damaged)", e.Path)
 	}
 	msg := fmt.Sprintf("%s is locked by %s (pid %d on %s", e.Path, h.Purpose, h.PID, h.Host)
 	if h.User != "" {
@@ -121,12 +151,12 @@ func (e *HeldError) Error() string {
 func (e *HeldError) ErrorCode() string { return "locked" }
 
 // ErrLost is the cause of the context cancellation when a held lock could
-// not be refreshed or was taken over by someone else.
+// not be refreshed or was taken over or removed by someone else.
 var ErrLost = errors.New("lock lost")
 
 // Lock is a held lock. Release it when done.
 type Lock struct {
-	path string
+	b    Backend
 	info Info
 	opts Options
 
@@ -142,66 +172,64 @@ type Lock struct {
 	done     chan struct{}
 }
 
-// Acquire takes the lock file at path, taking over a stale one. When the
-// lock is held it returns a *HeldError and changes nothing. The directory
-// of path must exist.
+// Acquire takes the lock file at path, taking over a stale one (see File
+// and AcquireBackend). The directory of path must exist.
 func Acquire(path string, opts Options) (*Lock, error) {
-	if opts.StaleAfter <= 0 {
-		opts.StaleAfter = DefaultStaleAfter
-	}
-	if opts.RefreshInterval == 0 {
-		opts.RefreshInterval = DefaultRefreshInterval
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	return AcquireBackend(context.Background(), File(path), opts)
+}
+
+// AcquireBackend takes the lock b keeps, taking over a stale one. When the
+// lock is held it returns a *HeldError and changes nothing. ctx bounds the
+// acquisition only: the background heartbeat and Release run on their own.
+func AcquireBackend(ctx context.Context, b Backend, opts Options) (*Lock, error) {
+	opts = opts.normalized()
 	info := newInfo(opts)
-	b, err := json.Marshal(info)
+	raw, err := json.Marshal(info)
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, '\n')
-	l := &Lock{path: path, info: info, opts: opts, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	raw = append(raw, '\n')
+	where := b.Where()
+	l := &Lock{b: b, info: info, opts: opts, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	for attempt := 0; ; attempt++ {
-		err := createExclusive(path, b)
+		err := b.Create(ctx, raw, opts.Now())
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return nil, wrapErr(where, "", err)
 		}
-		cur, err := read(path)
+		cur, err := read(ctx, b)
 		if errors.Is(err, fs.ErrNotExist) && attempt < 3 {
 			continue // released meanwhile: try again
 		}
 		if err != nil {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return nil, wrapErr(where, "", err)
 		}
 		if !cur.stale(opts) {
-			return nil, &HeldError{Path: path, Holder: cur.info}
+			return nil, &HeldError{Path: where, Holder: cur.info}
 		}
-		prev := State{Path: path, Exists: true, Holder: cur.info, Parsed: cur.parsed, Refreshed: cur.fi.ModTime(), Stale: true, Why: why(cur, opts, true)}
-		prev.Holder.Refreshed = time.Time{}
+		prev := cur.state(b, opts)
 		l.tookOver = &prev
-		if err := takeOver(path, cur, b); err != nil {
-			if errors.Is(err, errChanged) && attempt < 3 {
+		if err := b.Replace(ctx, cur.snap, raw, opts.Now()); err != nil {
+			if errors.Is(err, ErrChanged) && attempt < 3 {
 				l.tookOver = nil
 				continue
 			}
-			if errors.Is(err, errChanged) {
-				return nil, &HeldError{Path: path, Holder: cur.info}
+			if errors.Is(err, ErrChanged) {
+				return nil, &HeldError{Path: where, Holder: cur.info}
 			}
-			return nil, fmt.Errorf("lock %s: taking over a stale lock: %w", path, err)
+			return nil, wrapErr(where, "taking over a stale lock", err)
 		}
 		break
 	}
-	// Whoever wrote last owns the file: make sure that is us.
-	if err := l.check(); err != nil {
+	// Whoever wrote last owns the lock: make sure that is us.
+	if _, err := l.check(ctx); err != nil {
 		var held *HeldError
 		if errors.As(err, &held) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, wrapErr(where, "", err)
 	}
 	l.progress = opts.Now()
 	if opts.RefreshInterval > 0 {
@@ -210,6 +238,19 @@ func Acquire(path string, opts Options) (*Lock, error) {
 		close(l.done)
 	}
 	return l, nil
+}
+
+// wrapErr says which lock an error of its backend is about, unless the
+// error already names it.
+func wrapErr(where, doing string, err error) error {
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) && !errors.Is(err, fs.ErrNotExist) {
+		return err // a backend's classified error names the lock already
+	}
+	if doing != "" {
+		return fmt.Errorf("lock %s: %s: %w", where, doing, err)
+	}
+	return fmt.Errorf("lock %s: %w", where, err)
 }
 
 func newInfo(opts Options) Info {
@@ -240,18 +281,19 @@ func (l *Lock) TookOver() (prev State, ok bool) {
 	return *l.tookOver, true
 }
 
-// Path returns the lock file.
-func (l *Lock) Path() string { return l.path }
+// Path returns where the lock is (the backend's Where).
+func (l *Lock) Path() string { return l.b.Where() }
 
-// Info returns what the lock file says about this holder.
+// Info returns what the lock says about this holder.
 func (l *Lock) Info() Info { return l.info }
 
-// Lost is closed when the lock is lost: a refresh failed or the file no
+// Lost is closed when the lock is lost: a refresh failed or the lock no
 // longer holds this holder's token.
 func (l *Lock) Lost() <-chan struct{} { return l.lost }
 
 // Context returns a context derived from parent that is cancelled, with
-// cause ErrLost, when the lock is lost. Call the cancel function when done.
+// cause Err (wrapping ErrLost), when the lock is lost. Call the cancel
+// function when done.
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	go func() {
@@ -276,31 +318,40 @@ func (l *Lock) markLost(err error) {
 	defer l.mu.Unlock()
 	if l.lostErr == nil {
 		if errors.Is(err, ErrStalled) {
-			l.lostErr = fmt.Errorf("%w: %s: %w", ErrLost, l.path, err)
+			l.lostErr = fmt.Errorf("%w: %s: %w", ErrLost, l.b.Where(), err)
 		} else {
-			l.lostErr = fmt.Errorf("%w: %s: %v", ErrLost, l.path, err)
+			l.lostErr = fmt.Errorf("%w: %s: %v", ErrLost, l.b.Where(), err)
 		}
 		close(l.lost)
 	}
 }
 
-// Refresh checks that the lock file still holds this holder's token and
-// renews its heartbeat. On failure the lock is marked lost (see Lost and
-// Context) and the error is returned.
+// Refresh checks that the lock still holds this holder's token and renews
+// its heartbeat, on the condition that the lock is still the one just
+// read. On failure the lock is marked lost (see Lost and Context) and the
+// error is returned.
 func (l *Lock) Refresh() error {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return l.refresh(ctx)
+}
+
+func (l *Lock) refresh(ctx context.Context) error {
 	l.mu.Lock()
 	released, lostErr := l.released, l.lostErr
 	l.mu.Unlock()
 	if released {
-		return fmt.Errorf("lock %s: already released", l.path)
+		return fmt.Errorf("lock %s: already released", l.b.Where())
 	}
 	if lostErr != nil {
 		return lostErr
 	}
-	err := l.check()
+	cur, err := l.check(ctx)
 	if err == nil {
-		now := l.opts.Now()
-		err = os.Chtimes(l.path, now, now)
+		_, err = l.b.Touch(ctx, cur.snap, l.opts.Now())
+	}
+	if errors.Is(err, ErrChanged) {
+		err = errors.New("the lock was replaced or removed by someone else")
 	}
 	if err != nil {
 		l.markLost(err)
@@ -333,16 +384,16 @@ func (l *Lock) stalled() bool {
 	return l.opts.Now().Sub(last) > l.opts.StallAfter
 }
 
-// check reads the lock file and makes sure it holds this holder's token.
-func (l *Lock) check() error {
-	cur, err := read(l.path)
+// check reads the lock and makes sure it holds this holder's token.
+func (l *Lock) check(ctx context.Context) (current, error) {
+	cur, err := read(ctx, l.b)
 	if err != nil {
-		return err
+		return cur, err
 	}
 	if cur.info.Token != l.info.Token {
-		return &HeldError{Path: l.path, Holder: cur.info}
+		return cur, &HeldError{Path: l.b.Where(), Holder: cur.info}
 	}
-	return nil
+	return cur, nil
 }
 
 func (l *Lock) refresher() {
@@ -366,8 +417,9 @@ func (l *Lock) refresher() {
 	}
 }
 
-// Release stops the refresh and removes the lock file if it still holds
-// this holder's token. Calling it again does nothing.
+// Release stops the refresh and removes the lock if it still holds this
+// holder's token (never the lock of whoever took it over). Calling it
+// again does nothing.
 func (l *Lock) Release() error {
 	l.mu.Lock()
 	if l.released {
@@ -380,55 +432,50 @@ func (l *Lock) Release() error {
 		close(l.stop)
 	}
 	<-l.done
-	if err := l.check(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cur, err := l.check(ctx)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("lock %s: not removed: %w", l.path, err)
+		return fmt.Errorf("lock %s: not removed: %w", l.b.Where(), err)
 	}
-	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	if err := l.b.Remove(ctx, cur.snap); err != nil {
+		if errors.Is(err, ErrChanged) {
+			return fmt.Errorf("lock %s: not removed: it changed while it was being released", l.b.Where())
+		}
+		return wrapErr(l.b.Where(), "releasing", err)
 	}
-	return osutil.SyncDir(filepath.Dir(l.path))
+	return nil
 }
 
-// current is a lock file as read.
+// current is a lock as read.
 type current struct {
-	raw    []byte
-	fi     os.FileInfo
+	snap   Snapshot
 	info   Info
 	parsed bool
 }
 
-func read(path string) (current, error) {
+// read reads the lock b keeps and parses it.
+func read(ctx context.Context, b Backend) (current, error) {
 	var c current
-	// A named pipe or symbolic link planted as the lock file is refused
-	// unread instead of hanging every later run.
-	f, err := osutil.OpenRegular(path)
+	snap, err := b.Read(ctx)
 	if err != nil {
 		return c, err
 	}
-	defer f.Close()
-	if c.fi, err = f.Stat(); err != nil {
-		return c, err
-	}
-	buf := make([]byte, 64<<10)
-	n, err := f.Read(buf)
-	if err != nil && n == 0 && c.fi.Size() > 0 {
-		return c, err
-	}
-	c.raw = buf[:n]
-	c.parsed = json.Unmarshal(bytes.TrimSpace(c.raw), &c.info) == nil && c.info.PID > 0 && c.info.Token != ""
+	c.snap = snap
+	c.parsed = json.Unmarshal(bytes.TrimSpace(snap.Raw), &c.info) == nil && c.info.PID > 0 && c.info.Token != ""
 	if !c.parsed {
 		c.info = Info{}
 	}
-	c.info.Refreshed = c.fi.ModTime()
+	c.info.Refreshed = snap.Heartbeat
 	return c, nil
 }
 
-// stale decides whether a lock may be taken over.
+// stale decides whether a lock may be taken over, from its heartbeat.
 func (c current) stale(opts Options) bool {
-	age := opts.Now().Sub(c.fi.ModTime())
+	age := opts.Now().Sub(c.snap.Heartbeat)
 	if !c.parsed {
 		return age > min(unparsableStaleAfter, opts.StaleAfter)
 	}
@@ -447,51 +494,4 @@ func processGone(pid int) bool {
 		return true
 	}
 	return osutil.ProcessGone(pid)
-}
-
-var errChanged = errors.New("the stale lock changed while it was being taken over")
-
-// takeOver replaces the stale lock old at path with a new file holding b,
-// only if path still is old.
-func takeOver(path string, old current, b []byte) error {
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	tmp := path + ".new-" + hex.EncodeToString(tok[:])
-	if err := createExclusive(tmp, b); err != nil {
-		return err
-	}
-	again, err := read(path)
-	if err != nil || !os.SameFile(again.fi, old.fi) || !again.fi.ModTime().Equal(old.fi.ModTime()) || !bytes.Equal(again.raw, old.raw) {
-		os.Remove(tmp)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return errChanged
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return osutil.SyncDir(filepath.Dir(path))
-}
-
-// createExclusive creates path with O_EXCL, writes b and syncs the file
-// and its directory.
-func createExclusive(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return err
-	}
-	return osutil.SyncDir(filepath.Dir(path))
 }

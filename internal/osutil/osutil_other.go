@@ -76,3 +76,6 @@ func ReadFileMax(path string, max int) ([]byte, error) {
 	defer f.Close()
 	return readAllMax(f, max)
 }
+
+// Unlock does nothing where flock does not exist.
+func Unlock(f *os.File) error { return nil }

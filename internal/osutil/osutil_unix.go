@@ -144,7 +144,7 @@ func readFileMaxAt(dirfd int, name, path string, limit int) ([]byte, error) {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, &NotRegularError{Path: path, Mode: modeType(uint32(st.Mode))}
+		return nil, &NotRegularError{Path: path, Mode: ModeType(uint32(st.Mode))}
 	}
 	b := make([]byte, 0, min(max(st.Size, 0), int64(limit))+1)
 	for {
@@ -171,9 +171,12 @@ func readFileMaxAt(dirfd int, name, path string, limit int) ([]byte, error) {
 	}
 }
 
-// modeType converts the file type bits of a stat mode to an fs.FileMode.
-func modeType(m uint32) fs.FileMode {
+// ModeType converts the file type bits of a stat mode to an fs.FileMode:
+// 0 for a regular file, fs.ModeIrregular for a type it does not know.
+func ModeType(m uint32) fs.FileMode {
 	switch m & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return 0
 	case syscall.S_IFDIR:
 		return fs.ModeDir
 	case syscall.S_IFLNK:
@@ -188,4 +191,9 @@ func modeType(m uint32) fs.FileMode {
 		return fs.ModeDevice
 	}
 	return fs.ModeIrregular
+}
+
+// Unlock releases the advisory lock (flock) f holds.
+func Unlock(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }

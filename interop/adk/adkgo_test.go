@@ -229,6 +229,18 @@ func TestADKGoWorkspace(t *testing.T) {
 	if got := treeFiles(t, filepath.Join(fresh, workspace.DirName(sc.App, sc.User, sc.Session))); !maps.Equal(got, next) {
 		t.Errorf("hydrated %q, want %q", got, next)
 	}
+
+	// ws sweep of an idle workspace writes the next version, which the
+	// library's Load returns.
+	swept := map[string]string{"final.txt": "swept\n", "out/chart.svg": "<svg/>\n"}
+	idle := t.TempDir()
+	idleWorkspace(t, idle, sc, swept)
+	v := sweepOne(t, a, st, idle)
+	if v != 3 {
+		t.Fatalf("ws sweep wrote workspace.zip v%d, want 3", v)
+	}
+	load = g.must(adkOp{Op: "load", App: sc.App, User: sc.User, Session: sc.Session, Name: "workspace.zip"})
+	checkLoadedSnapshot(t, a, st, sc, snapshotOut{Version: v, Size: int64(len(load.Data))}, load, swept)
 	a.verify(st)
 }
 

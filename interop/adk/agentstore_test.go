@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	artifactscmd "github.com/agentstore/agentstore/cmd/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
@@ -154,6 +156,53 @@ func workspaceTree(t *testing.T, scratch string, sc scope, files map[string]stri
 			t.Fatal(err)
 		}
 	}
+}
+
+// idleWorkspace writes files as sc's workspace below scratch, with an
+// index and times that make it idle since 2020.
+func idleWorkspace(t *testing.T, scratch string, sc scope, files map[string]string) {
+	t.Helper()
+	workspaceTree(t, scratch, sc, files)
+	dir := filepath.Join(scratch, workspace.DirName(sc.App, sc.User, sc.Session))
+	ix, err := json.Marshal(workspace.Index{Format: workspace.IndexFormat, App: sc.App, User: sc.User, Session: sc.Session, Created: idleSince, LastAccess: idleSince})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".agentstore-index"), ix, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	if err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		paths = append(paths, p)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range slices.Backward(paths) { // entries before their directories
+		if err := os.Chtimes(p, idleSince, idleSince); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var idleSince = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// sweepOne runs ws sweep --idle 24h over scratch, which holds one idle
+// workspace, and returns the version its snapshot was published as.
+func sweepOne(t *testing.T, a *agentstore, st storeArgs, scratch string) int64 {
+	t.Helper()
+	var out struct {
+		Items []struct {
+			Decision        string `json:"decision"`
+			Reason          string `json:"reason"`
+			SnapshotVersion *int64 `json:"snapshot_version"`
+		} `json:"items"`
+	}
+	a.json(&out, slices.Concat([]string{"ws", "sweep"}, st, []string{"--scratch", scratch, "--idle", "24h"})...)
+	if len(out.Items) != 1 || out.Items[0].Decision != "removed" || out.Items[0].SnapshotVersion == nil {
+		t.Fatalf("ws sweep: %+v, want one workspace removed after its snapshot", out.Items)
+	}
+	return *out.Items[0].SnapshotVersion
 }
 
 // snapshotOut is the part of ws snapshot's output the tests read.

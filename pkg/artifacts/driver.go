@@ -3,6 +3,8 @@ package artifacts
 import (
 	"context"
 	"io"
+
+	"github.com/agentstore/agentstore/internal/lock"
 )
 
 // Driver is what one storage layout implements beneath the portable Store:
@@ -38,7 +40,7 @@ import (
 //   - Errors are *Error values with a stable Code naming the artifact.
 //
 // Optional abilities are further interfaces a driver may implement:
-// ScopeLister, Walker, PayloadOpener; Store reports CodeUnsupported for
+// ScopeLister, Walker, PayloadOpener, Locker; Store reports CodeUnsupported for
 // the ones a driver lacks.
 type Driver interface {
 	// Put streams r into a new version of name in scope and returns its
@@ -96,4 +98,15 @@ type Walker interface {
 type ScopeSlotCounter interface {
 	// ScopeSlots returns the number of scope slots ever taken.
 	ScopeSlots(ctx context.Context) (int, error)
+}
+
+// Locker is implemented by drivers whose stores maintenance runs (fs
+// repair, artifacts prune, unlock) can lock: the driver says where its
+// layout keeps the lock, out of sight of every listing and scan of the
+// layout (a file in a filesystem store's root, an object below a Cloud
+// Storage store's prefix), and package lock does the rest, the same way
+// for every backend.
+type Locker interface {
+	// StoreLock returns the backend of the store's maintenance lock.
+	StoreLock() lock.Backend
 }

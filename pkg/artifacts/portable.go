@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentstore/agentstore/internal/lock"
 )
 
 // Store is the portable artifact store every caller uses: a Driver (one
@@ -291,6 +293,16 @@ func (s *Store) Walk(ctx context.Context, fn func(ScopeUsage) error) error {
 		return s.unsupported("walk", "walk its store")
 	}
 	return w.Walk(ctx, fn)
+}
+
+// StoreLock returns the backend of the store's maintenance lock (see
+// Locker), or CodeUnsupported when its driver cannot be locked.
+func (s *Store) StoreLock() (lock.Backend, error) {
+	l, ok := s.drv.(Locker)
+	if !ok {
+		return nil, s.unsupported("lock", "be locked for maintenance")
+	}
+	return l.StoreLock(), nil
 }
 
 // CanWalk reports whether Walk is supported.

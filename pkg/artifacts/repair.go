@@ -202,6 +202,11 @@ type RepairReport struct {
 	// SkippedItems lists files planned for removal but left alone because
 	// they changed, vanished or were published meanwhile.
 	SkippedItems []RepairItem `json:"skipped_items"`
+	// Notes are what the operator should know beyond the items: a layout
+	// whose repair removes nothing says so here, and findings that are
+	// not problems (names two writers would read differently) are
+	// explained here. Empty in most runs.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // NewRepairReport returns an empty report of root with non-nil lists and
@@ -242,6 +247,7 @@ func (r *RepairReport) Add(o RepairReport) {
 	r.CorruptItems = append(r.CorruptItems, o.CorruptItems...)
 	r.RemovedItems = append(r.RemovedItems, o.RemovedItems...)
 	r.SkippedItems = append(r.SkippedItems, o.SkippedItems...)
+	r.Notes = append(r.Notes, o.Notes...)
 }
 
 // RepairLimitError says a repair stopped because it scanned more files

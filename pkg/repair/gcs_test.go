@@ -289,14 +289,26 @@ func TestRepairGCSUndecodableRecord(t *testing.T) {
 	}
 }
 
+// TestLockGCS: the store lock of a gs:// store (its artifacts.Locker
+// backend) through the one lock contract: held, released, a lock whose
+// heartbeat is 5 hours old holds, one 7 hours old is taken over; repair
+// neither scans nor removes it.
 func TestLockGCS(t *testing.T) {
 	st, srv, _ := gcsFixture(t, time.Now())
 	ctx := context.Background()
-	release, err := repair.LockGCS(ctx, st, "test", 0)
+	b := artifacts.NewStore(st)
+	acquire := func() (*lock.Lock, error) {
+		lb, err := b.StoreLock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lock.AcquireBackend(ctx, lb, lock.Options{Purpose: "test", RefreshInterval: -1})
+	}
+	l, err := acquire()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = repair.LockGCS(ctx, st, "test", 0)
+	_, err = acquire()
 	var held *lock.HeldError
 	if !errors.As(err, &held) || held.Holder.PID != os.Getpid() || held.Holder.Purpose != "test" {
 		t.Fatalf("second lock: %v (%+v)", err, held)
@@ -304,25 +316,27 @@ func TestLockGCS(t *testing.T) {
 	if cmdutilCode := held.ErrorCode(); cmdutilCode != "locked" {
 		t.Fatalf("code %q", cmdutilCode)
 	}
-	if err := release(); err != nil {
+	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	release, err = repair.LockGCS(ctx, st, "test", 0)
+	l, err = acquire()
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}
-	release()
-	// A lock left by a repair that died long ago is taken over.
-	putObject(srv, st.Prefix()+"/"+repair.GCSLockObject, []byte(`{"pid":1}`), time.Now().Add(-5*time.Hour))
-	if _, err := repair.LockGCS(ctx, st, "test", 0); !errors.As(err, &held) || held.Holder.PID != 1 {
-		t.Fatalf("a 5-hour-old lock must hold: %v", err)
+	l.Release()
+	// A lock left by a repair on another host that died long ago is taken
+	// over; its heartbeat (here the object's update time) decides.
+	old := []byte(`{"host":"elsewhere.invalid","pid":1,"purpose":"fs repair","token":"t","started":"2026-01-01T00:00:00Z"}`)
+	putObject(srv, st.Prefix()+"/"+repair.GCSLockObject, old, time.Now().Add(-5*time.Hour))
+	if _, err := acquire(); !errors.As(err, &held) || held.Holder.PID != 1 {
+		t.Fatalf("a lock refreshed 5 hours ago must hold: %v", err)
 	}
-	putObject(srv, st.Prefix()+"/"+repair.GCSLockObject, []byte(`{"pid":1}`), time.Now().Add(-7*time.Hour))
-	release, err = repair.LockGCS(ctx, st, "test", 0)
+	putObject(srv, st.Prefix()+"/"+repair.GCSLockObject, old, time.Now().Add(-7*time.Hour))
+	l, err = acquire()
 	if err != nil {
 		t.Fatalf("stale lock not taken over: %v", err)
 	}
-	if _, err := repair.LockGCS(ctx, st, "test", 0); !errors.As(err, &held) || held.Holder.PID != os.Getpid() {
+	if _, err := acquire(); !errors.As(err, &held) || held.Holder.PID != os.Getpid() {
 		t.Fatalf("the lock is not ours after the takeover: %v", err)
 	}
 	// The lock object is not the store's: repair neither scans nor removes it.
@@ -335,7 +349,7 @@ func TestLockGCS(t *testing.T) {
 			t.Fatalf("repair removed its own lock: %+v", it)
 		}
 	}
-	if err := release(); err != nil {
+	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
 }

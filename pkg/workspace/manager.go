@@ -127,10 +127,7 @@ func (m *Manager) Close() error {
 	m.mu.Unlock()
 	for _, w := range ws {
 		w.mu.Lock()
-		if w.root != nil {
-			w.root.Close()
-			w.root = nil
-		}
+		w.closeRoot()
 		w.closed = true
 		w.mu.Unlock()
 	}
@@ -160,6 +157,14 @@ type Workspace struct {
 	mu     sync.RWMutex
 	root   *os.Root // nil until set up
 	closed bool
+
+	// rootID is the identity of the directory rootIDOf holds (a held
+	// directory stays the same file), so that checking the name costs one
+	// Lstat; w.mu guards both.
+	rootID   fs.FileInfo
+	rootIDOf *os.Root
+
+	hold dirHold
 
 	ledger ledger
 
@@ -194,7 +199,7 @@ func (w *Workspace) use() (*os.Root, func(), error) {
 		w.mu.RUnlock()
 		return nil, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "workspace", nil, "workspace is closed").With(w.scope, "", 0)
 	}
-	held, err := w.holdDir()
+	err := w.enter()
 	if err != nil {
 		w.mu.RUnlock()
 		return nil, nil, err
@@ -210,15 +215,102 @@ func (w *Workspace) use() (*os.Root, func(), error) {
 		}
 	}
 	w.stmu.Unlock()
-	return w.root, func() { held.Close(); w.mu.RUnlock() }, nil
+	return w.root, func() { w.leave(); w.mu.RUnlock() }, nil
 }
 
 // sameDir reports whether the directory w holds is still the one at its
-// name.
+// name; w.mu is held exclusively.
 func (w *Workspace) sameDir() bool {
-	held, err1 := w.root.Stat(".")
-	named, err2 := w.m.root.Lstat(w.dir)
-	return err1 == nil && err2 == nil && os.SameFile(held, named)
+	if w.rootIDOf != w.root {
+		held, err := w.root.Stat(".")
+		if err != nil {
+			return false
+		}
+		w.rootID, w.rootIDOf = held, w.root
+	}
+	named, err := w.m.root.Lstat(w.dir)
+	return err == nil && os.SameFile(w.rootID, named)
+}
+
+// closeRoot closes the directory handles; w.mu is held exclusively.
+func (w *Workspace) closeRoot() error {
+	var err error
+	if w.root != nil {
+		err = w.root.Close()
+		w.root = nil
+	}
+	w.hold.close()
+	return err
+}
+
+// dirHold is the shared advisory lock of confined calls on the workspace
+// directory (see holdDir), taken on one descriptor of the directory that
+// stays open: the first of concurrent calls locks it, the last unlocks it,
+// so that a call costs two flocks and an Lstat instead of an open, a lock,
+// two stats and a close.
+type dirHold struct {
+	mu    sync.Mutex
+	root  *os.Root    // the root f was opened from
+	f     *os.File    // the directory; nil until a call needs it
+	id    fs.FileInfo // f's identity
+	users int         // calls holding the lock
+}
+
+// enter holds the workspace directory for one confined call as holdDir
+// does; w.mu is held shared, so w.root stays. Call leave when done.
+func (w *Workspace) enter() error {
+	const op = "workspace"
+	h := &w.hold
+	h.mu.Lock()
+	if h.users == 0 {
+		if h.root != w.root {
+			h.close()
+			f, err := w.root.Open(".")
+			if err != nil {
+				h.mu.Unlock()
+				return osError(op, &w.scope, w.dir, err)
+			}
+			id, err := f.Stat()
+			if err != nil {
+				f.Close()
+				h.mu.Unlock()
+				return osError(op, &w.scope, w.dir, err)
+			}
+			h.root, h.f, h.id = w.root, f, id
+		}
+		if err := osutil.LockShared(h.f); err != nil {
+			h.mu.Unlock()
+			return osError(op, &w.scope, w.dir, err)
+		}
+	}
+	h.users++
+	id := h.id
+	h.mu.Unlock()
+	named, err := w.m.root.Lstat(w.dir)
+	if err != nil || !os.SameFile(id, named) {
+		w.leave()
+		return artifacts.Errorf(artifacts.CodeConflict, op, nil, "the workspace directory was swept or replaced; open the workspace again").With(w.scope, "", 0)
+	}
+	return nil
+}
+
+// leave ends a call's hold; the last one unlocks the directory.
+func (w *Workspace) leave() {
+	h := &w.hold
+	h.mu.Lock()
+	h.users--
+	if h.users == 0 {
+		osutil.Unlock(h.f)
+	}
+	h.mu.Unlock()
+}
+
+// close closes the descriptor; no call holds it.
+func (h *dirHold) close() {
+	if h.f != nil {
+		h.f.Close()
+	}
+	h.root, h.f, h.id = nil, nil, nil
 }
 
 // holdDir takes a shared advisory lock on the workspace directory for the
@@ -334,8 +426,7 @@ func (m *Manager) workspace(ctx context.Context, scope artifacts.Scope, create b
 		}
 		// A sweep removed (or someone replaced) the directory since it was
 		// set up: set it up again, hydrating the latest snapshot.
-		w.root.Close()
-		w.root = nil
+		w.closeRoot()
 	}
 	if err := w.setUp(ctx, create); err != nil {
 		if w.root == nil {
@@ -401,8 +492,7 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 		w.root = root
 	}
 	fail := func(err error) error {
-		w.root.Close()
-		w.root = nil
+		w.closeRoot()
 		return sweptError(op, w.scope, err)
 	}
 	// Hold the directory as a confined call does, so that a sweep cannot
@@ -517,10 +607,5 @@ func (w *Workspace) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true
-	if w.root != nil {
-		err := w.root.Close()
-		w.root = nil
-		return err
-	}
-	return nil
+	return w.closeRoot()
 }

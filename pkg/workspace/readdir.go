@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -38,14 +37,18 @@ func (t tree) readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
 			return nil, pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
 		}
 	}
-	ents, err := listTyped(d)
+	typed, err := readEntries(d)
 	if err != nil {
 		return nil, osError(op, t.scope, name, err)
 	}
 	if t.reserved {
-		ents = slices.DeleteFunc(ents, func(e fs.DirEntry) bool { return strings.HasPrefix(e.Name(), ReservedPrefix) })
+		typed = slices.DeleteFunc(typed, func(e typedEntry) bool { return strings.HasPrefix(e.name, ReservedPrefix) })
 	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(typed, func(a, b typedEntry) int { return strings.Compare(a.name, b.name) })
+	ents := make([]fs.DirEntry, len(typed))
+	for i := range typed {
+		ents[i] = &typed[i]
+	}
 	return ents, nil
 }
 
@@ -68,36 +71,17 @@ func (r *Reference) ReadDir(name string) ([]fs.DirEntry, error) {
 	return r.tree().readDir(r.root, name)
 }
 
-// listTyped lists an open directory with the entry types it reports. A
-// directory opened through an os.Root would Lstat every entry; a
-// duplicate of its descriptor does not. The entries answer Name, IsDir and
-// Type only: Info is refused, since it would resolve a path outside the
-// root.
-func listTyped(d *os.File) ([]fs.DirEntry, error) {
-	dup, err := osutil.DupFile(d)
-	if err != nil {
-		return d.ReadDir(-1)
-	}
-	defer dup.Close()
-	ents, err := dup.ReadDir(-1)
-	if err != nil {
-		return nil, err
-	}
-	for i, e := range ents {
-		ents[i] = typedEntry{name: e.Name(), typ: e.Type()}
-	}
-	return ents, nil
-}
-
 // typedEntry is a directory entry with a name and a type only.
 type typedEntry struct {
 	name string
 	typ  fs.FileMode
 }
 
-func (e typedEntry) Name() string      { return e.name }
-func (e typedEntry) IsDir() bool       { return e.typ.IsDir() }
-func (e typedEntry) Type() fs.FileMode { return e.typ }
-func (e typedEntry) Info() (fs.FileInfo, error) {
+func (e *typedEntry) Name() string      { return e.name }
+func (e *typedEntry) IsDir() bool       { return e.typ.IsDir() }
+func (e *typedEntry) Type() fs.FileMode { return e.typ }
+
+// Info is refused: it would resolve a path outside the root.
+func (e *typedEntry) Info() (fs.FileInfo, error) {
 	return nil, &fs.PathError{Op: "info", Path: e.name, Err: errors.ErrUnsupported}
 }

@@ -89,6 +89,13 @@ func putObject(srv *fakestorage.Server, name string, data []byte, contentType st
 func objectNames(tb testing.TB, srv *fakestorage.Server) []string {
 	tb.Helper()
 	var out []string
+	eachObject(tb, srv, func(o fakestorage.ObjectAttrs) { out = append(out, o.Name) })
+	return out
+}
+
+// eachObject calls fn for every object of the bucket, page by page.
+func eachObject(tb testing.TB, srv *fakestorage.Server, fn func(fakestorage.ObjectAttrs)) {
+	tb.Helper()
 	opts := fakestorage.ListOptions{}
 	for {
 		page, err := srv.ListObjectsWithOptionsPaginated(testBucket, opts)
@@ -96,10 +103,10 @@ func objectNames(tb testing.TB, srv *fakestorage.Server) []string {
 			tb.Fatal(err)
 		}
 		for _, o := range page.Objects {
-			out = append(out, o.Name)
+			fn(o)
 		}
 		if page.NextPageToken == "" {
-			return out
+			return
 		}
 		opts.PageToken = page.NextPageToken
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -25,6 +26,8 @@ const detectSample = 1000
 type Layout struct {
 	opts Options
 	gcsstore.LazyClient
+	mu   sync.Mutex
+	last *sampled // the last successful Detect's sample, for Open
 }
 
 // NewLayout returns the layout's opener; its stores are opened with opts
@@ -56,13 +59,30 @@ func (*Layout) Info() artifacts.LayoutInfo {
 	}
 }
 
-// sample reads up to n object names below the location's root, flat, and
-// whether the root's top level holds adk-artifacts/ (the Erlang layouts'
-// default prefix).
-func (l *Layout) sample(ctx context.Context, loc artifacts.Location, n int) (names []string, erlang bool, err error) {
+// erlangPrefix is the Erlang layouts' default prefix: a root holding it is
+// not read as a Google ADK store unless the layout is forced.
+const erlangPrefix = "adk-artifacts/"
+
+// sampled is what one detection listing found below a location's root.
+type sampled struct {
+	loc    artifacts.Location
+	names  []string // the first object names, relative to the root
+	erlang bool     // the root's top level holds adk-artifacts/
+}
+
+// sample reads up to n object names below the location's root, flat, in
+// one request, and whether the root's top level holds adk-artifacts/ (the
+// Erlang layouts' default prefix). The listing answers that too when it
+// is complete, or reaches past the names adk-artifacts/ objects would
+// have; only a listing cut short before them takes a second request (one
+// object below adk-artifacts/). Open reuses the sample of the last Detect
+// of its location for the bucket's first version, instead of listing
+// again.
+func (l *Layout) sample(ctx context.Context, loc artifacts.Location, n int) (sampled, error) {
+	out := sampled{loc: loc}
 	client, err := l.Client(ctx)
 	if err != nil {
-		return nil, false, err
+		return out, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -71,30 +91,62 @@ func (l *Layout) sample(ctx context.Context, loc artifacts.Location, n int) (nam
 	}
 	root := loc.ObjectRoot()
 	bkt := client.Bucket(loc.Bucket).Retryer(gcsstore.RetryOptions(l.opts.Retry)...)
-	q := &storage.Query{Prefix: root + "adk-artifacts/"}
+	q := &storage.Query{Prefix: root}
 	_ = q.SetAttrSelection([]string{"Name"})
 	it := bkt.Objects(ctx, q)
-	it.PageInfo().MaxSize = 1
-	if _, err := it.Next(); err == nil {
-		erlang = true
-	} else if err != iterator.Done {
-		return nil, false, classifyOpen(ctx, loc, err)
-	}
-	q = &storage.Query{Prefix: root}
-	_ = q.SetAttrSelection([]string{"Name"})
-	it = bkt.Objects(ctx, q)
 	it.PageInfo().MaxSize = n
-	for len(names) < n {
+	complete := false
+	for len(out.names) < n {
 		a, err := it.Next()
 		if err == iterator.Done {
+			complete = true
 			break
 		}
 		if err != nil {
-			return nil, false, classifyOpen(ctx, loc, err)
+			return out, classifyOpen(ctx, loc, err)
 		}
-		names = append(names, strings.TrimPrefix(a.Name, root))
+		out.names = append(out.names, strings.TrimPrefix(a.Name, root))
 	}
-	return names, erlang, nil
+	// Names are listed in byte order: every object below adk-artifacts/
+	// sorts from "adk-artifacts/" up to, not including, "adk-artifacts0".
+	past := len(out.names) > 0 && out.names[len(out.names)-1] >= strings.TrimSuffix(erlangPrefix, "/")+"0"
+	for _, name := range out.names {
+		if strings.HasPrefix(name, erlangPrefix) {
+			out.erlang = true
+			break
+		}
+	}
+	if !out.erlang && !complete && !past {
+		q = &storage.Query{Prefix: root + erlangPrefix}
+		_ = q.SetAttrSelection([]string{"Name"})
+		it = bkt.Objects(ctx, q)
+		it.PageInfo().MaxSize = 1
+		if _, err := it.Next(); err == nil {
+			out.erlang = true
+		} else if err != iterator.Done {
+			return out, classifyOpen(ctx, loc, err)
+		}
+	}
+	return out, nil
+}
+
+// remember keeps the sample for the next Open of its location.
+func (l *Layout) remember(s sampled) {
+	l.mu.Lock()
+	l.last = &s
+	l.mu.Unlock()
+}
+
+// recall returns, and forgets, the sample of loc that Detect kept.
+func (l *Layout) recall(loc artifacts.Location) (sampled, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.last
+	l.last = nil
+	if s == nil || s.loc != loc {
+		return sampled{}, false
+	}
+	return *s, true
 }
 
 func classifyOpen(ctx context.Context, loc artifacts.Location, err error) error {
@@ -107,12 +159,13 @@ func classifyOpen(ctx context.Context, loc artifacts.Location, err error) error 
 // Detect reports whether the root holds ADK version objects (one among the
 // first 1,000 objects parses) and no adk-artifacts/ prefix.
 func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, error) {
-	names, erlang, err := l.sample(ctx, loc, detectSample)
-	if err != nil || erlang {
+	s, err := l.sample(ctx, loc, detectSample)
+	if err != nil || s.erlang {
 		return false, err
 	}
-	for _, n := range names {
+	for _, n := range s.names {
 		if _, err := parseObject(n); err == nil {
+			l.remember(s)
 			return true, nil
 		}
 	}
@@ -122,7 +175,8 @@ func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, erro
 // Guess names --layout for a root that holds objects none of which parse
 // as ADK versions, and for one that holds ADK objects beside adk-artifacts/.
 func (l *Layout) Guess(ctx context.Context, loc artifacts.Location) string {
-	names, erlang, err := l.sample(ctx, loc, detectSample)
+	s, err := l.sample(ctx, loc, detectSample)
+	names, erlang := s.names, s.erlang
 	if err != nil || len(names) == 0 {
 		return ""
 	}
@@ -149,8 +203,13 @@ func (l *Layout) Open(ctx context.Context, loc artifacts.Location, _ bool) (arti
 		return nil, err
 	}
 	opts := l.opts
-	if loc.FirstVersionSet {
+	sample, sampledHere := l.recall(loc)
+	switch {
+	case loc.FirstVersionSet:
 		opts.FirstVersion, opts.FirstVersionSet = loc.FirstVersion, true
+	case !opts.FirstVersionSet && sampledHere:
+		// Detection listed the same first page Open would.
+		opts.FirstVersion, opts.FirstVersionSet = firstVersionOf(sample.names), true
 	}
 	root := ""
 	if !loc.BucketOnly {

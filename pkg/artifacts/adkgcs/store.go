@@ -143,16 +143,16 @@ func Open(ctx context.Context, client *storage.Client, bucket, root string, opts
 }
 
 // detectFirst reads the first page of the listing: 1 when versions are
-// found and none is 0, else 0.
+// found and none is 0, else 0 (see firstVersionOf).
 func (s *Store) detectFirst(ctx context.Context) (int64, error) {
 	q := &storage.Query{Prefix: s.root}
 	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
 		return 0, err
 	}
 	it := s.bkt().Objects(ctx, q)
-	it.PageInfo().MaxSize = 1000
-	found := false
-	for range 1000 {
+	it.PageInfo().MaxSize = detectSample
+	var names []string
+	for len(names) < detectSample {
 		a, err := it.Next()
 		if err == iterator.Done {
 			break
@@ -160,19 +160,30 @@ func (s *Store) detectFirst(ctx context.Context) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		p, err := parseObject(strings.TrimPrefix(a.Name, s.root))
+		names = append(names, strings.TrimPrefix(a.Name, s.root))
+	}
+	return firstVersionOf(names), nil
+}
+
+// firstVersionOf is the first version of a bucket whose first listed
+// object names (relative to the root) are names: 1 when some of them are
+// versions and none is version 0 (adk-go numbers from 1), else 0.
+func firstVersionOf(names []string) int64 {
+	found := false
+	for _, n := range names {
+		p, err := parseObject(n)
 		if err != nil {
 			continue
 		}
 		if p.version == 0 {
-			return 0, nil
+			return 0
 		}
 		found = true
 	}
 	if found {
-		return 1, nil
+		return 1
 	}
-	return 0, nil
+	return 0
 }
 
 // Close closes the storage client when the Store owns it.
@@ -317,6 +328,9 @@ func (s *Store) list(ctx context.Context, prefix string, flat bool) (listing, er
 			continue
 		}
 		rel := strings.TrimPrefix(a.Name, s.root)
+		if isLockObject(rel) {
+			continue
+		}
 		p, perr := parseObject(rel)
 		if perr != nil {
 			out.foreign = append(out.foreign, foreignObject{name: a.Name, reason: perr.Error()})

@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkgcs"
@@ -181,12 +177,7 @@ func TestConcurrentPuts(t *testing.T) {
 // corrupt_artifact instead of io.EOF, and a range read still works.
 func TestCorruptObject(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0, StorageRoot: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: testBucket})
+	srv := newFSEmulator(t, dir)
 	d := openStore(t, newClient(t, srv), "", adkgcsOptions(0))
 	st := artifacts.NewStore(d)
 	payload := bytes.Repeat([]byte("0123456789"), 200_000) // larger than the prefetch size
@@ -200,16 +191,8 @@ func TestCorruptObject(t *testing.T) {
 		}
 		// Flip one bit of the stored bytes; the CRC32C stored with the
 		// object stays.
-		path := filepath.Join(dir, testBucket, filepath.FromSlash(d.ObjectName(sessionScope, name, 0)))
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[len(b)/2] ^= 1
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err = readAll(st.Get(t.Context(), sessionScope, name, 0))
+		flipByte(t, dir, d.ObjectName(sessionScope, name, 0))
+		_, err := readAll(st.Get(t.Context(), sessionScope, name, 0))
 		if artifacts.CodeOf(err) != artifacts.CodeCorrupt || !strings.Contains(err.Error(), "CRC32C") {
 			t.Errorf("%s: Get of damaged bytes: %v, want corrupt_artifact naming the CRC32C", name, err)
 		}

@@ -1,11 +1,9 @@
 package mcpfs
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,51 +305,21 @@ func TestAttackLargeTree(t *testing.T) {
 // error for its id; the session goes on and nothing is written.
 func TestStdioOversized(t *testing.T) {
 	e := newEnv(t, func(o *envOpts) { o.server.Limits.MaxRequestBytes = 64 << 10 })
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(context.Background(), e.scope, inR, outW); outW.Close() }()
-	dec := bufio.NewReader(outR)
-	send := func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	recv := func() map[string]any {
-		t.Helper()
-		line, err := dec.ReadBytes('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("%s: %v", line, err)
-		}
-		return m
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if m := recv(); m["error"] != nil {
-		t.Fatalf("initialize: %v", m)
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c := startStdio(t, e, context.Background())
+	c.initialize()
 	big := strings.Repeat("x", 200<<10)
 	// The TypeScript client puts the id last, the Go client first.
-	send(`{"method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"` + big + `"}},"jsonrpc":"2.0","id":2}`)
-	m := recv()
+	m := c.exchange(`{"method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"` + big + `"}},"jsonrpc":"2.0","id":2}`)
 	if m["id"] != float64(2) || m["error"] == nil || !strings.Contains(fmt.Sprint(m["error"]), "request too large") {
 		t.Fatalf("oversized (id last): %v", m)
 	}
-	send(`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"` + big + `"}}}`)
-	if m := recv(); m["id"] != "three" || m["error"] == nil {
+	if m := c.exchange(`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"` + big + `"}}}`); m["id"] != "three" || m["error"] == nil {
 		t.Fatalf("oversized (id first): %v", m)
 	}
-	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"small.txt","content":"ok"}}}`)
-	if m := recv(); m["id"] != float64(4) || m["error"] != nil {
+	if m := c.exchange(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"small.txt","content":"ok"}}}`); m["id"] != float64(4) || m["error"] != nil {
 		t.Fatalf("small write after the oversized ones: %v", m)
 	}
-	inW.Close()
-	if err := <-done; err != nil {
+	if err := c.close(); err != nil {
 		t.Fatalf("ServeStdio: %v", err)
 	}
 	if got := snapshotTree(t, e.wsDir()); !sameTree(got, map[string]string{"small.txt": "ok"}) {

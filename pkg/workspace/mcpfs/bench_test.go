@@ -1,10 +1,14 @@
 package mcpfs
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -67,4 +71,51 @@ func BenchmarkTail(b *testing.B) {
 			benchCall(b, e, "read_text_file", map[string]any{"path": fmt.Sprintf("big-%d.log", n), "tail": 10})
 		})
 	}
+}
+
+// BenchmarkStdio calls tools through ServeStdio over pipes: the whole
+// server side of a call, transport included.
+func BenchmarkStdio(b *testing.B) {
+	const big = 100 << 20
+	e := benchEnv(b, big)
+	for _, c := range []struct {
+		name, tool string
+		args       map[string]any
+	}{
+		{"Read1KiB", "read_text_file", map[string]any{"path": "/workspace/one-kib.txt"}},
+		{"Tail100MiB", "read_text_file", map[string]any{"path": fmt.Sprintf("/workspace/big-%d.log", big), "tail": 10}},
+		{"Write1KiB", "write_file", map[string]any{"path": "/workspace/w.txt", "content": strings.Repeat("w", 1024)}},
+		{"ListDirectory1000", "list_directory", map[string]any{"path": "/workspace/list"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			conn := startStdio(b, e, context.Background())
+			conn.initialize()
+			params, err := json.Marshal(map[string]any{"name": c.tool, "arguments": c.args})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			id := 0
+			cpu0 := processCPU(b)
+			for b.Loop() {
+				id++
+				resp := conn.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, params))
+				if bytes.Contains(resp, []byte(`"isError":true`)) || bytes.Contains(resp, []byte(`"error":{`)) {
+					b.Fatalf("%.500s", resp)
+				}
+			}
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the CPU time the process has used, user and system, in
+// nanoseconds. Per call it measures work, not waiting, so it changes
+// little when other processes load the machine.
+func processCPU(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -1,8 +1,10 @@
 package mcpfs
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -262,4 +264,100 @@ func shmDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
+}
+
+// rawClient is a raw JSON-RPC client of ServeStdio over real pipes: what
+// a runtime's stdio transport does, without a client library.
+type rawClient struct {
+	t    testing.TB
+	in   *os.File
+	out  *bufio.Reader
+	done chan struct{} // closed when ServeStdio returned
+	err  error         // what it returned
+}
+
+// startStdio serves the env's session with ServeStdio over pipes until
+// the test ends (or close is called).
+func startStdio(t testing.TB, e *env, ctx context.Context) *rawClient {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &rawClient{t: t, in: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan struct{})}
+	go func() {
+		c.err = e.srv.ServeStdio(ctx, e.scope, inR, outW)
+		close(c.done)
+		outW.Close()
+		inR.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		<-c.done
+		outR.Close()
+	})
+	return c
+}
+
+// initialize does the MCP handshake.
+func (c *rawClient) initialize() {
+	c.t.Helper()
+	if m := c.exchange(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); m["error"] != nil {
+		c.t.Fatalf("initialize: %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// send writes one line.
+func (c *rawClient) send(line string) {
+	c.t.Helper()
+	if _, err := c.in.WriteString(line + "\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// recv reads one line; it is valid until the next recv.
+func (c *rawClient) recv() []byte {
+	c.t.Helper()
+	resp, err := c.out.ReadSlice('\n')
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+// roundTrip sends a line and returns the next line read.
+func (c *rawClient) roundTrip(line string) []byte {
+	c.t.Helper()
+	c.send(line)
+	return c.recv()
+}
+
+// exchange sends a line and decodes the next line read.
+func (c *rawClient) exchange(line string) map[string]any {
+	c.t.Helper()
+	resp := c.roundTrip(line)
+	var m map[string]any
+	if err := json.Unmarshal(resp, &m); err != nil {
+		c.t.Fatalf("%s: %v", resp, err)
+	}
+	return m
+}
+
+// close ends the input and returns what ServeStdio returned.
+func (c *rawClient) close() error {
+	c.in.Close()
+	<-c.done
+	return c.err
+}
+
+// wait returns what ServeStdio returned, once it did.
+func (c *rawClient) wait() error {
+	<-c.done
+	return c.err
 }

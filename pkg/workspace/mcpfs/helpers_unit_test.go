@@ -143,10 +143,9 @@ func TestLineLimiter(t *testing.T) {
 	in := "short\n" + `{"jsonrpc":"2.0","method":"x","params":{"a":"` + big + `"},"id":7}` + "\n" + `{"method":"notify","params":{"a":"` + big + `"}}` + "\nlast"
 	l := &lineLimiter{r: bufio.NewReaderSize(strings.NewReader(in), 16), limit: 100}
 	var out strings.Builder
-	buf := make([]byte, 7)
 	for {
-		n, err := l.Read(buf)
-		out.Write(buf[:n])
+		line, err := l.next()
+		out.Write(line)
 		if err != nil {
 			break
 		}

@@ -234,6 +234,12 @@ func (s *Server) session(scope artifacts.Scope) *session {
 // ForSession returns an MCP server whose tools serve the session scope
 // (KindSession). Nothing a tool argument says can change the session.
 func (s *Server) ForSession(scope artifacts.Scope) (*mcp.Server, error) {
+	return s.forSession(scope, nil)
+}
+
+// forSession is ForSession; with texts, the tools' large texts are
+// written by the stdio transport that owns texts (see textSlots).
+func (s *Server) forSession(scope artifacts.Scope, texts *textSlots) (*mcp.Server, error) {
 	if scope.Kind != artifacts.KindSession {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidScope, "mcp", nil, "the MCP server serves a session scope, not %s", scope)
 	}
@@ -255,7 +261,7 @@ func (s *Server) ForSession(scope artifacts.Scope) (*mcp.Server, error) {
 		},
 	})
 	for _, t := range s.tools {
-		srv.AddTool(t.tool, s.handler(ss, t))
+		srv.AddTool(t.tool, s.handler(ss, t, texts))
 	}
 	if err := mcp.AddReceivingCustomMethod(srv, methodTooLarge, tooLargeHandler); err != nil {
 		return nil, err
@@ -282,8 +288,9 @@ type callInfo struct {
 }
 
 // handler wraps a tool's function: it decodes nothing itself, times the
-// call, turns an error into an error result and writes the audit record.
-func (s *Server) handler(ss *session, t *toolDef) mcp.ToolHandler {
+// call, turns an error into an error result and writes the audit record;
+// with texts, it leaves the result's large texts to the transport.
+func (s *Server) handler(ss *session, t *toolDef, texts *textSlots) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := s.opts.Now()
 		var raw json.RawMessage
@@ -299,6 +306,9 @@ func (s *Server) handler(ss *session, t *toolDef) mcp.ToolHandler {
 			code = errorCode(err)
 		}
 		s.auditCall(ss.scope, t.tool.Name, info, code, s.opts.Now().Sub(start))
+		if texts != nil {
+			texts.deferTexts(res)
+		}
 		return res, nil
 	}
 }

@@ -1,0 +1,16 @@
+package adkfile
+
+import (
+	"path/filepath"
+
+	"github.com/agentstore/agentstore/internal/lock"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+var _ artifacts.Locker = (*Store)(nil)
+
+// StoreLock returns the store's maintenance lock: the file
+// lock.StoreLockName in the store's root, at the top of the ADK tree, where no app is named with a leading dot.
+func (s *Store) StoreLock() lock.Backend {
+	return lock.File(filepath.Join(s.rootPath, lock.StoreLockName))
+}

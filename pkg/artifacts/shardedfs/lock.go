@@ -1,0 +1,16 @@
+package shardedfs
+
+import (
+	"path/filepath"
+
+	"github.com/agentstore/agentstore/internal/lock"
+	"github.com/agentstore/agentstore/pkg/artifacts"
+)
+
+var _ artifacts.Locker = (*Store)(nil)
+
+// StoreLock returns the store's maintenance lock: the file
+// lock.StoreLockName in the store's root, beside scope-shards/.
+func (s *Store) StoreLock() lock.Backend {
+	return lock.File(filepath.Join(s.root, lock.StoreLockName))
+}

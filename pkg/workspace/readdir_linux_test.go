@@ -1,0 +1,164 @@
+package workspace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestReadEntries: the getdents listing has the names and types that
+// os.ReadDir reports, for every kind of entry and for directories larger
+// than one getdents buffer.
+func TestReadEntries(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(t *testing.T, dir string)
+	}{
+		{"empty", func(*testing.T, string) {}},
+		{"kinds", func(t *testing.T, dir string) {
+			mustWrite(t, filepath.Join(dir, "file"))
+			mustDo(t, os.Mkdir(filepath.Join(dir, "dir"), 0o700))
+			mustDo(t, os.Symlink("/etc/passwd", filepath.Join(dir, "link")))
+			mustDo(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
+			l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+			mustDo(t, err)
+			t.Cleanup(func() { l.Close() })
+			mustWrite(t, filepath.Join(dir, "naïve ünïcode ☃"))
+			mustWrite(t, filepath.Join(dir, strings.Repeat("n", 255)))
+		}},
+		{"over one buffer", func(t *testing.T, dir string) {
+			for i := range 3000 { // about 200 KB of records
+				mustWrite(t, filepath.Join(dir, fmt.Sprintf("%s-%05d", strings.Repeat("x", 40), i)))
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.make(t, dir)
+			want, err := os.ReadDir(dir)
+			mustDo(t, err)
+			d, err := os.Open(dir)
+			mustDo(t, err)
+			defer d.Close()
+			got, err := readEntries(d)
+			mustDo(t, err)
+			slices.SortFunc(got, func(a, b typedEntry) int { return strings.Compare(a.name, b.name) })
+			if len(got) != len(want) {
+				t.Fatalf("%d entries, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i].name != want[i].Name() || got[i].typ != want[i].Type() {
+					t.Errorf("entry %d: %q %v, want %q %v", i, got[i].name, got[i].typ, want[i].Name(), want[i].Type())
+				}
+			}
+		})
+	}
+}
+
+// dirent encodes one struct linux_dirent64 record.
+func dirent(ino uint64, typ byte, name string, pad int) []byte {
+	n := 19 + len(name) + 1 + pad
+	b := make([]byte, n)
+	binary.NativeEndian.PutUint64(b[0:8], ino)
+	binary.NativeEndian.PutUint16(b[16:18], uint16(n))
+	b[18] = typ
+	copy(b[19:], name)
+	return b
+}
+
+// TestParseDirents: records are parsed by their length, ".", ".." and
+// deleted records are left out, unknown types are marked, and a record
+// that does not fit its buffer is an error.
+func TestParseDirents(t *testing.T) {
+	cat := func(bs ...[]byte) []byte { return slices.Concat(bs...) }
+	for _, c := range []struct {
+		name string
+		buf  []byte
+		want string
+		err  bool
+	}{
+		{"kinds", cat(dirent(1, unix.DT_DIR, ".", 4), dirent(2, unix.DT_DIR, "..", 3), dirent(3, unix.DT_REG, "a", 4),
+			dirent(4, unix.DT_DIR, "b", 0), dirent(5, unix.DT_LNK, "c", 12), dirent(6, unix.DT_UNKNOWN, "d", 0),
+			dirent(7, unix.DT_WHT, "e", 0), dirent(0, unix.DT_REG, "gone", 0), dirent(8, unix.DT_FIFO, "f", 0)),
+			"a:---------- b:d--------- c:L--------- d:?---------:unknown e:?---------:unknown f:p---------", false},
+		{"empty", nil, "", false},
+		{"short record", cat(dirent(3, unix.DT_REG, "a", 0), make([]byte, 10)), "", true},
+		{"length past the end", func() []byte {
+			b := dirent(3, unix.DT_REG, "abc", 0)
+			binary.NativeEndian.PutUint16(b[16:18], uint16(len(b)+8))
+			return b
+		}(), "", true},
+		{"length too small", func() []byte {
+			b := dirent(3, unix.DT_REG, "abc", 0)
+			binary.NativeEndian.PutUint16(b[16:18], 18)
+			return b
+		}(), "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ds dirents
+			err := ds.parse(c.buf)
+			if c.err {
+				if err == nil {
+					t.Fatalf("parsed %v", ds.entries())
+				}
+				return
+			}
+			mustDo(t, err)
+			var got []string
+			for _, e := range ds.entries() {
+				s := e.name + ":" + (e.typ &^ modeUnknown).String()
+				if e.typ == modeUnknown {
+					s = e.name + ":?---------:unknown"
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, " ") != c.want {
+				t.Errorf("got  %s\nwant %s", strings.Join(got, " "), c.want)
+			}
+		})
+	}
+}
+
+// TestTypeUnknown: entries the directory did not type are typed with an
+// fstatat relative to it; one removed meanwhile is left out.
+func TestTypeUnknown(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "file"))
+	mustDo(t, os.Mkdir(filepath.Join(dir, "dir"), 0o700))
+	mustDo(t, os.Symlink("dir", filepath.Join(dir, "link")))
+	d, err := os.Open(dir)
+	mustDo(t, err)
+	defer d.Close()
+	rc, err := d.SyscallConn()
+	mustDo(t, err)
+	got, err := typeUnknown(rc, []typedEntry{{"file", modeUnknown}, {"dir", modeUnknown}, {"gone", modeUnknown}, {"link", modeUnknown}, {"known", fs.ModeDir}})
+	mustDo(t, err)
+	want := []typedEntry{{"file", 0}, {"dir", fs.ModeDir}, {"link", fs.ModeSymlink}, {"known", fs.ModeDir}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if _, err := typeUnknown(rc, []typedEntry{{"file/x", modeUnknown}}); err == nil {
+		t.Error("an entry that cannot be statted: no error")
+	}
+}
+
+func mustWrite(t *testing.T, p string) {
+	t.Helper()
+	mustDo(t, os.WriteFile(p, []byte("x"), 0o600))
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

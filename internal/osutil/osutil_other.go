@@ -5,6 +5,7 @@ package osutil
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // OpenNoFollow is zero where the flag does not exist; os.Root still keeps
@@ -59,6 +60,11 @@ func refuseLink(path string) error {
 
 // notRegular returns err unchanged.
 func notRegular(path string, err error) error { return err }
+
+// ReadFileMaxAt is ReadFileMax for the file name in the directory dir.
+func ReadFileMaxAt(dir *os.File, name string, max int) ([]byte, error) {
+	return ReadFileMax(filepath.Join(dir.Name(), name), max)
+}
 
 // ReadFileMax reads a small regular file whole (see OpenRegular); a file
 // of more than max bytes gives ErrTooLarge.

@@ -12,26 +12,59 @@ import (
 	"testing"
 )
 
+// readAt reads path with ReadFileMaxAt through its directory.
+func readAt(t *testing.T, path string, max int) ([]byte, error) {
+	t.Helper()
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	return ReadFileMaxAt(d, filepath.Base(path), max)
+}
+
 func TestReadFileMax(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
 	if err := os.WriteFile(p, []byte(strings.Repeat("x", 3000)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadFileMax(p, 3000)
-	if err != nil || len(b) != 3000 {
-		t.Fatalf("at the limit: %d bytes, %v", len(b), err)
-	}
-	if _, err := ReadFileMax(p, 2999); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("past the limit: %v", err)
-	}
-	if _, err := ReadFileMax(filepath.Join(dir, "missing"), 10); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("missing file: %v", err)
-	}
 	empty := filepath.Join(dir, "empty")
-	os.WriteFile(empty, nil, 0o600)
-	if b, err := ReadFileMax(empty, 10); err != nil || len(b) != 0 {
-		t.Fatalf("empty file: %q %v", b, err)
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]func(string, int) ([]byte, error){
+		"ReadFileMax":   ReadFileMax,
+		"ReadFileMaxAt": func(p string, max int) ([]byte, error) { return readAt(t, p, max) },
+	}
+	for name, read := range read {
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range []struct {
+				path  string
+				limit int
+				n     int
+				err   error
+			}{
+				{p, 3000, 3000, nil},
+				{p, 1 << 20, 3000, nil},
+				{p, 2999, 0, ErrTooLarge},
+				{p, 0, 0, ErrTooLarge},
+				{empty, 10, 0, nil},
+				{empty, 0, 0, nil},
+				{filepath.Join(dir, "missing"), 10, 0, fs.ErrNotExist},
+			} {
+				b, err := read(tc.path, tc.limit)
+				if tc.err != nil {
+					if !errors.Is(err, tc.err) {
+						t.Errorf("%s, limit %d: %v, want %v", filepath.Base(tc.path), tc.limit, err, tc.err)
+					}
+					continue
+				}
+				if err != nil || len(b) != tc.n || strings.Trim(string(b), "x") != "" {
+					t.Errorf("%s, limit %d: %d bytes, %v; want %d", filepath.Base(tc.path), tc.limit, len(b), err, tc.n)
+				}
+			}
+		})
 	}
 }
 
@@ -119,7 +152,8 @@ func TestReadRegularOnly(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.path), func(t *testing.T) {
 			for name, read := range map[string]func(string) error{
-				"ReadFileMax": func(p string) error { _, err := ReadFileMax(p, 100); return err },
+				"ReadFileMax":   func(p string) error { _, err := ReadFileMax(p, 100); return err },
+				"ReadFileMaxAt": func(p string) error { _, err := readAt(t, p, 100); return err },
 				"OpenRegular": func(p string) error {
 					f, err := OpenRegular(p)
 					if err == nil {

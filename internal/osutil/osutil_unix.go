@@ -6,7 +6,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // OpenNoFollow is added to open flags when a path's last element must not
@@ -106,10 +110,27 @@ func notRegular(path string, err error) error {
 // never read from, so it cannot block. A file of more than max bytes gives
 // ErrTooLarge.
 func ReadFileMax(path string, max int) ([]byte, error) {
+	return readFileMaxAt(unix.AT_FDCWD, path, path, max)
+}
+
+// ReadFileMaxAt is ReadFileMax for the file name in the open directory
+// dir: name is looked up in dir alone (one path element, not the whole
+// path again), and not followed if it is a symbolic link.
+func ReadFileMaxAt(dir *os.File, name string, max int) ([]byte, error) {
+	b, err := readFileMaxAt(int(dir.Fd()), name, filepath.Join(dir.Name(), name), max)
+	runtime.KeepAlive(dir)
+	return b, err
+}
+
+// readFileMaxAt reads name relative to dirfd; path names it in errors.
+// The file is read until a read returns nothing, or until it has given
+// the size fstat reported in a read that did not fill the buffer (the
+// end of a regular file): one read for a file that fits.
+func readFileMaxAt(dirfd int, name, path string, limit int) ([]byte, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		fd, err = unix.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			break
 		}
@@ -125,7 +146,7 @@ func ReadFileMax(path string, max int) ([]byte, error) {
 	if uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, &NotRegularError{Path: path, Mode: ModeType(uint32(st.Mode))}
 	}
-	b := make([]byte, 0, min(1024, max+1))
+	b := make([]byte, 0, min(max(st.Size, 0), int64(limit))+1)
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -141,8 +162,11 @@ func ReadFileMax(path string, max int) ([]byte, error) {
 			return b, nil
 		}
 		b = b[:len(b)+n]
-		if len(b) > max {
+		if len(b) > limit {
 			return nil, ErrTooLarge
+		}
+		if int64(len(b)) == st.Size && len(b) < cap(b) {
+			return b, nil
 		}
 	}
 }

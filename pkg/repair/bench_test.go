@@ -2,10 +2,13 @@ package repair_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
@@ -75,4 +78,37 @@ func BenchmarkVerify(b *testing.B) {
 		checked = rep.Checked
 	}
 	b.ReportMetric(float64(checked)*float64(b.N)/b.Elapsed().Seconds(), "versions/s")
+}
+
+// BenchmarkVerifyWorkers verifies the generated store with each pool size;
+// besides the wall time it reports the process's CPU time (user + sys)
+// per verify, which the load of a shared machine disturbs far less.
+func BenchmarkVerifyWorkers(b *testing.B) {
+	root := benchStore(b)
+	s, err := fsstore.Open(root, fsstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, workers := range []int{1, 2, 3, 4, 8} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.SetBytes(benchStats.PayloadBytes)
+			before := cpuTime(b)
+			for b.Loop() {
+				rep, err := repair.Verify(context.Background(), artifacts.NewStore(s), repair.VerifyOptions{Workers: workers})
+				if err != nil || rep.Corrupt != 0 {
+					b.Fatal(err, rep.CorruptItems)
+				}
+			}
+			b.ReportMetric(float64(cpuTime(b)-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// cpuTime is the user and system time the process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

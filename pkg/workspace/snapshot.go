@@ -375,10 +375,14 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 			return HydrateResult{}, err
 		}
 	}
+	// The new tree's state is taken from what the extraction made, as it
+	// made it: no walk of the finished tree.
+	var made madeTree
 	st, err := zipsafe.Extract(src, n, w.path, zipsafe.ExtractOptions{
 		Limits:   m.opts.Limits,
 		Keep:     []string{IndexName},
 		Progress: opts.Progress,
+		Made:     made.add,
 	})
 	if err != nil {
 		return HydrateResult{}, zipError(op, w.scope, err)
@@ -398,10 +402,7 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	}
 	ix.LastAccess = now
 	ix.setSnapshot(rec)
-	sc, err := scanTree(root)
-	if err != nil {
-		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
-	}
+	sc := made.scan()
 	ix.TreeState = sc.State
 	if err := writeIndex(root, ix); err != nil {
 		return HydrateResult{}, osError(op, &w.scope, IndexName, err)

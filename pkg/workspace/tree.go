@@ -1,14 +1,17 @@
 package workspace
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"io/fs"
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
@@ -67,37 +70,122 @@ type treeScan struct {
 // scanTree walks the tree under root without following symbolic links or
 // reading any file. Entries that vanish during the walk are skipped.
 func scanTree(root *os.Root) (treeScan, error) {
-	var sc treeScan
-	h := sha256.New()
-	var num [8]byte
-	put := func(v uint64) {
-		binary.BigEndian.PutUint64(num[:], v)
-		h.Write(num[:])
-	}
+	sc := newTreeScanner()
 	err := walkTree(root, func(rel string, fi fs.FileInfo, _ *os.Root) error {
-		h.Write([]byte(rel))
-		h.Write([]byte{0})
-		put(uint64(fi.Mode()))
-		put(uint64(fi.Size()))
-		put(osutil.Inode(fi))
-		put(uint64(fi.ModTime().UnixNano()))
-		put(uint64(osutil.ChangeTime(fi)))
-		if mt := fi.ModTime(); mt.After(sc.Newest) {
-			sc.Newest = mt
-		}
-		switch {
-		case fi.Mode().IsRegular():
-			sc.Files++
-			sc.Bytes += fi.Size()
-		case fi.IsDir():
-			sc.Dirs++
-		default:
-			sc.Omitted = append(sc.Omitted, Omission{Path: rel, Kind: EntryKind(fi.Mode())})
-		}
+		sc.add(rel, fi)
 		return nil
 	})
-	sc.State = hex.EncodeToString(h.Sum(nil))
-	return sc, err
+	return sc.done(), err
+}
+
+// treeScanner accumulates a treeScan entry by entry, in the order
+// walkTree visits them.
+type treeScanner struct {
+	sc  treeScan
+	h   hash.Hash
+	num [8]byte
+}
+
+func newTreeScanner() *treeScanner { return &treeScanner{h: sha256.New()} }
+
+func (t *treeScanner) put(v uint64) {
+	binary.BigEndian.PutUint64(t.num[:], v)
+	t.h.Write(t.num[:])
+}
+
+// entryState is what a tree scan uses of one entry.
+type entryState struct {
+	rel          string // slash-separated, relative to the top
+	mode         fs.FileMode
+	size         int64
+	ino          uint64
+	mtime, ctime int64 // nanoseconds since the epoch
+}
+
+func stateOf(rel string, fi fs.FileInfo) entryState {
+	return entryState{rel, fi.Mode(), fi.Size(), osutil.Inode(fi), fi.ModTime().UnixNano(), osutil.ChangeTime(fi)}
+}
+
+// add counts the entry rel and hashes what the tree state holds of it.
+func (t *treeScanner) add(rel string, fi fs.FileInfo) { t.addState(stateOf(rel, fi)) }
+
+func (t *treeScanner) addState(e entryState) {
+	t.h.Write([]byte(e.rel))
+	t.h.Write([]byte{0})
+	t.put(uint64(e.mode))
+	t.put(uint64(e.size))
+	t.put(e.ino)
+	t.put(uint64(e.mtime))
+	t.put(uint64(e.ctime))
+	sc := &t.sc
+	if mt := time.Unix(0, e.mtime); mt.After(sc.Newest) {
+		sc.Newest = mt
+	}
+	switch {
+	case e.mode.IsRegular():
+		sc.Files++
+		sc.Bytes += e.size
+	case e.mode.IsDir():
+		sc.Dirs++
+	default:
+		sc.Omitted = append(sc.Omitted, Omission{Path: e.rel, Kind: EntryKind(e.mode)})
+	}
+}
+
+// done returns the scan of the entries added.
+func (t *treeScanner) done() treeScan {
+	t.sc.State = hex.EncodeToString(t.h.Sum(nil))
+	return t.sc
+}
+
+// madeTree collects the entries an extraction reports (in any order) and
+// returns the scan a walk of the finished tree would give, without the
+// walk.
+type madeTree struct {
+	ents []entryState
+}
+
+// add records one entry; reserved names at the top, and everything
+// below them, are left out as walkTree leaves them out.
+func (m *madeTree) add(rel string, fi fs.FileInfo) {
+	top, _, _ := strings.Cut(rel, "/")
+	if IsReserved(top) {
+		return
+	}
+	m.ents = append(m.ents, stateOf(rel, fi))
+}
+
+// scan sorts the entries into walkTree's order and scans them.
+func (m *madeTree) scan() treeScan {
+	slices.SortFunc(m.ents, func(a, b entryState) int { return compareTreePaths(a.rel, b.rel) })
+	sc := newTreeScanner()
+	for _, e := range m.ents {
+		sc.addState(e)
+	}
+	return sc.done()
+}
+
+// compareTreePaths orders slash-separated paths as walkTree visits them:
+// depth first, the names of one directory in byte order, a directory
+// before what it holds. That is byte order with the separator below every
+// byte a name can hold ("a/b" before "a-c", because "a" sorts before
+// "a-c").
+func compareTreePaths(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		ca, cb := a[i], b[i]
+		switch {
+		case ca == cb:
+			continue
+		case ca == '/':
+			return -1
+		case cb == '/':
+			return 1
+		default:
+			return cmp.Compare(ca, cb)
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // walkTree calls fn for every entry below root, depth first in lexical

@@ -37,6 +37,19 @@ type ExtractOptions struct {
 	// running number of files and bytes. Files are extracted by several
 	// goroutines; calls come one at a time.
 	Progress func(files int, bytes int64)
+	// Made, if set, is called once for every file and directory Extract
+	// creates (name slash-separated, without a trailing slash) with its
+	// information as it stands in the new tree once every entry is
+	// extracted: a file's as soon as it is written (taken from its open
+	// descriptor; nothing changes it afterwards), a directory's after the
+	// last file. Calls come one at a time, files first, in no particular
+	// order. They are made before the kept names are copied and the tree
+	// is swapped in, so a failed Extract may have made some: the caller
+	// uses them only when Extract succeeds. Renaming the new tree into
+	// place changes none of them (only the top directory, which is not
+	// reported). It costs one fstat per file and one lstat per directory,
+	// instead of a walk of the finished tree.
+	Made func(name string, fi fs.FileInfo)
 }
 
 // ExtractStats reports what [Extract] created.
@@ -150,6 +163,7 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 		lim:      lim,
 		made:     make(map[string]bool),
 		progress: opts.Progress,
+		onMade:   opts.Made,
 	}
 	err = x.run(plan)
 	if err == nil && oldExists && len(keep) > 0 {
@@ -344,6 +358,7 @@ type extractor struct {
 	lim      Limits
 	made     map[string]bool
 	progress func(int, int64)
+	onMade   func(string, fs.FileInfo)
 
 	mu    sync.Mutex // guards stats after the directories are made
 	stats ExtractStats
@@ -354,19 +369,51 @@ type extractor struct {
 const maxWorkers = 4
 
 // smallEntries is the mean compressed entry size below which one worker
-// extracts the files: creating a file is then most of the work, and
-// creations in one directory take turns on its lock in the kernel, so
-// more workers add hand-offs and lock spinning, not speed (measured in
-// docs/performance.md). Tests of parallel extraction set it to 0.
+// extracts the files: creating a file and inflating a few kilobytes into
+// it is then the work, and a second worker adds more hand-offs and
+// contention than it saves (measured in docs/performance.md). Tests of
+// parallel extraction set it to 0.
 var smallEntries uint64 = 64 << 10
+
+// tinyEntries is the mean compressed entry size below which two workers
+// (where there are two cores) extract the files again, each a run of
+// files of one directory at a time (see fileRuns): creating the file is
+// then nearly all the work, and the two creations run side by side in
+// different directories.
+const tinyEntries = 4 << 10
 
 // fileWriter is a file of the new tree being written.
 type fileWriter interface {
 	io.Writer
 	Close() error
+	Stat() (fs.FileInfo, error)
 }
 
 func (x *extractor) run(plan []planned) error {
+	if err := x.extract(plan); err != nil {
+		return err
+	}
+	return x.reportDirs()
+}
+
+// reportDirs reports every directory made to onMade, now that all the
+// files are in them.
+func (x *extractor) reportDirs() error {
+	if x.onMade == nil {
+		return nil
+	}
+	for dir := range x.made {
+		fi, err := x.root.Lstat(dir)
+		if err != nil {
+			return wrapErr(CodeIO, dir+"/", err)
+		}
+		x.onMade(dir, fi)
+	}
+	return nil
+}
+
+// extract makes the directories, then the files.
+func (x *extractor) extract(plan []planned) error {
 	files := make([]planned, 0, len(plan))
 	for _, p := range plan {
 		key := strings.TrimSuffix(p.f.Name, "/")
@@ -383,8 +430,13 @@ func (x *extractor) run(plan []planned) error {
 	for _, p := range files {
 		packed += p.f.CompressedSize64
 	}
-	if len(files) > 0 && packed/uint64(len(files)) < smallEntries {
-		workers = 1
+	if len(files) > 0 {
+		switch mean := packed / uint64(len(files)); {
+		case mean < tinyEntries:
+			workers = min(workers, 2)
+		case mean < smallEntries:
+			workers = 1
+		}
 	}
 	if workers <= 1 {
 		w := x.newWorker()
@@ -396,19 +448,20 @@ func (x *extractor) run(plan []planned) error {
 		}
 		return nil
 	}
-	// Entries are handed out in order; after the first failure no more
-	// are, and the failure of the earliest entry is reported: the one a
-	// sequential extraction would have met first.
-	type failure struct {
-		i   int
-		err error
-	}
+	// Entries are handed out in order, in runs of files of one directory
+	// (see fileRuns); after the first failure no more are, and the failure
+	// of the earliest entry is reported: the one a sequential extraction
+	// would have met first.
+	runs := fileRuns(files)
 	var (
-		next   atomic.Int64
-		failMu sync.Mutex
-		first  = failure{i: len(files)}
-		wg     sync.WaitGroup
+		next  atomic.Int64
+		mu    sync.Mutex
+		first = len(files) // index of the earliest failure
+		fail  error
+		stop  atomic.Int64 // == first, read without the lock
+		wg    sync.WaitGroup
 	)
+	stop.Store(int64(len(files)))
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -416,26 +469,63 @@ func (x *extractor) run(plan []planned) error {
 			w := x.newWorker()
 			defer w.close()
 			for {
-				i := int(next.Add(1) - 1)
-				failMu.Lock()
-				stop := i >= first.i
-				failMu.Unlock()
-				if stop {
+				r := int(next.Add(1) - 1)
+				if r >= len(runs) {
 					return
 				}
-				if err := w.file(files[i]); err != nil {
-					failMu.Lock()
-					if i < first.i {
-						first = failure{i, err}
+				for i := runs[r].start; i < runs[r].end; i++ {
+					if int64(i) >= stop.Load() {
+						return
 					}
-					failMu.Unlock()
-					return
+					if err := w.file(files[i]); err != nil {
+						mu.Lock()
+						if i < first {
+							first, fail = i, err
+							stop.Store(int64(i))
+						}
+						mu.Unlock()
+						return
+					}
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	return first.err
+	return fail
+}
+
+// A run is at most runFiles files or runBytes compressed bytes.
+const (
+	runFiles = 64
+	runBytes = 256 << 10
+)
+
+// fileRun is a run of files[start:end] in one directory.
+type fileRun struct{ start, end int }
+
+// fileRuns cuts files into runs of consecutive files of one directory
+// for the workers: each worker then creates files in a directory of its
+// own most of the time (creations in one directory take turns on its
+// lock in the kernel) and keeps that directory open, and a hand-off
+// serves several small files. A run ends at runFiles files or runBytes of
+// compressed data, so large entries are still handed out one by one.
+func fileRuns(files []planned) []fileRun {
+	var runs []fileRun
+	start, bytes := 0, uint64(0)
+	dirOf := func(p planned) string {
+		return p.f.Name[:max(strings.LastIndexByte(p.f.Name, '/'), 0)]
+	}
+	for i, p := range files {
+		if i > start && (i-start >= runFiles || bytes >= runBytes || dirOf(p) != dirOf(files[start])) {
+			runs = append(runs, fileRun{start, i})
+			start, bytes = i, 0
+		}
+		bytes += p.f.CompressedSize64
+	}
+	if start < len(files) {
+		runs = append(runs, fileRun{start, len(files)})
+	}
+	return runs
 }
 
 // mkdirs creates dir and its missing parents inside the root.
@@ -494,17 +584,26 @@ func (w *worker) file(p planned) error {
 		return wrapErr(CodeIO, name, err)
 	}
 	err = w.copyData(p, out)
+	x := w.x
+	var fi fs.FileInfo
+	if err == nil && x.onMade != nil {
+		if fi, err = out.Stat(); err != nil {
+			err = wrapErr(CodeIO, name, err)
+		}
+	}
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = wrapErr(CodeIO, name, cerr)
 	}
 	if err != nil {
 		return err
 	}
-	x := w.x
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.stats.Files++
 	x.stats.Bytes += int64(p.f.UncompressedSize64)
+	if x.onMade != nil {
+		x.onMade(name, fi)
+	}
 	if x.progress != nil {
 		x.progress(x.stats.Files, x.stats.Bytes)
 	}

@@ -29,7 +29,8 @@ func TestExtractReportsEarliestFailure(t *testing.T) {
 	build := func(bad map[int]string) []byte {
 		var entries []rawEntry
 		for i := range 64 {
-			e := rawFile(fmt.Sprintf("f%02d.txt", i), textOf(20_000+i), 0o100644, true)
+			// Four directories: four runs for the workers to share.
+			e := rawFile(fmt.Sprintf("d%d/f%02d.txt", i/16, i), textOf(20_000+i), 0o100644, true)
 			switch bad[i] {
 			case "crc":
 				e.crc ^= 1
@@ -46,10 +47,10 @@ func TestExtractReportsEarliestFailure(t *testing.T) {
 		code  Code
 		entry string
 	}{
-		{"one bad crc", map[int]string{40: "crc"}, CodeChecksumMismatch, "f40.txt"},
-		{"crc then size", map[int]string{7: "crc", 8: "size", 50: "size"}, CodeChecksumMismatch, "f07.txt"},
-		{"size then crc", map[int]string{3: "size", 4: "crc"}, CodeSizeMismatch, "f03.txt"},
-		{"last entry", map[int]string{63: "crc"}, CodeChecksumMismatch, "f63.txt"},
+		{"one bad crc", map[int]string{40: "crc"}, CodeChecksumMismatch, "d2/f40.txt"},
+		{"crc then size", map[int]string{7: "crc", 8: "size", 50: "size"}, CodeChecksumMismatch, "d0/f07.txt"},
+		{"size then crc", map[int]string{3: "size", 4: "crc"}, CodeSizeMismatch, "d0/f03.txt"},
+		{"last entry", map[int]string{63: "crc"}, CodeChecksumMismatch, "d3/f63.txt"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

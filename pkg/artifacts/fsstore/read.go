@@ -26,11 +26,16 @@ type nameScan struct {
 
 // scanNameDir lists a name directory.
 func scanNameDir(dir string, wantData bool) (nameScan, error) {
-	var sc nameScan
 	names, err := readNames(dir)
 	if err != nil {
-		return sc, err
+		return nameScan{}, err
 	}
+	return scanNames(names, wantData), nil
+}
+
+// scanNames sorts the names listed in a name directory.
+func scanNames(names []string, wantData bool) nameScan {
+	var sc nameScan
 	if wantData {
 		sc.data = map[int64]bool{}
 	}
@@ -47,7 +52,7 @@ func scanNameDir(dir string, wantData bool) (nameScan, error) {
 		}
 	}
 	slices.Sort(sc.published)
-	return sc, nil
+	return sc
 }
 
 // nameDir returns the name directory of a scope and name (checked by
@@ -70,6 +75,23 @@ func (s *Store) nameDir(op string, scope artifacts.Scope, name string) (string, 
 func readRecord(op, dir string, scope artifacts.Scope, name string, n int64) (artifacts.Record, error) {
 	path := filepath.Join(dir, VersionFile(n, "meta"))
 	b, err := readSmall(path)
+	return decodeRecordFile(op, path, b, err, scope, name, n)
+}
+
+// readRecordIn is readRecord for the name directory open as d (looking up
+// the record's name in d alone).
+func readRecordIn(op string, d *os.File, scope artifacts.Scope, name string, n int64) (artifacts.Record, error) {
+	file := VersionFile(n, "meta")
+	b, err := osutil.ReadFileMaxAt(d, file, artifacts.MaxRecordFileBytes)
+	if errors.Is(err, osutil.ErrTooLarge) {
+		err = errTooBig
+	}
+	return decodeRecordFile(op, filepath.Join(d.Name(), file), b, err, scope, name, n)
+}
+
+// decodeRecordFile decodes and checks the record read from path (b, or
+// the error reading it gave).
+func decodeRecordFile(op, path string, b []byte, err error, scope artifacts.Scope, name string, n int64) (artifacts.Record, error) {
 	if err != nil {
 		if errors.Is(err, errTooBig) {
 			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "record %s is larger than %d bytes", path, artifacts.MaxRecordFileBytes)

@@ -82,16 +82,24 @@ func (s *Store) walkScope(ctx context.Context, hash string) (artifacts.ScopeUsag
 	}
 	err = parallel(ctx, names, func(n *artifacts.NameUsage) {
 		dir := filepath.Join(namesDir, n.Hash)
-		sc, err := scanNameDir(dir, true)
+		// The directory is opened once: listed, and its records read
+		// relative to it.
+		d, err := osutil.OpenDir(dir)
+		var names []string
+		if err == nil {
+			names, err = d.Readdirnames(-1)
+			defer d.Close()
+		}
 		if err != nil {
 			err = ioErr(op, err)
 			n.Problems = append(n.Problems, artifacts.Problem{Path: dir, Reason: err.Error(), Code: artifacts.ProblemCode(err)})
 			return
 		}
+		sc := scanNames(names, true)
 		n.Reservations = sc.reservations
 		for _, v := range sc.published {
 			path := filepath.Join(dir, VersionFile(v, "meta"))
-			rec, err := readRecord(op, dir, artifacts.Scope{}, "", v)
+			rec, err := readRecordIn(op, d, artifacts.Scope{}, "", v)
 			if err == nil {
 				switch {
 				case rec.Version != v:

@@ -21,7 +21,15 @@
 # RUNS times), each after a sync, and the median is reported: wall time,
 # CPU time (user+sys) and peak RSS, then the ratios zip/snapshot and
 # unzip/hydrate (above 1: ours is faster). Both archivers write a new
-# archive and both extractors write into an empty directory.
+# archive and both extractors write into a new, empty directory.
+#
+# Nothing a run wrote is deleted until the end of the script: on ext4
+# without a journal, creating a file skips every inode freed in the last
+# minute or more, one by one, so a tree created right after another was
+# deleted costs several times the CPU, and which tool paid depended on
+# what had been deleted just before. So the script needs free space for
+# every run's output: about (2 x RUNS + 3) x BYTES per shape, checked at
+# the start.
 set -euo pipefail
 
 RUNS=${RUNS:-3}
@@ -59,12 +67,22 @@ BASE=$(cd "$BASE" && pwd)
 cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$BASE"; }
 trap cleanup EXIT
 
+need=0
+for shape in "$@"; do
+	need=$((need + (2 * RUNS + 3) * ${shape##*:}))
+done
+avail=$(($(df -Pk "$BASE" | awk 'NR == 2 { print $4 }') * 1024))
+if [ "$avail" -lt "$need" ]; then
+	echo "compare.sh: $BASE has $((avail / 1000000)) MB free; the runs keep their outputs until the end and need about $((need / 1000000)) MB: free some space, set WORKDIR to a larger disk, or run fewer shapes or RUNS" >&2
+	exit 1
+fi
+
 cd "$REPO"
 go build -o "$BASE/gentree" ./pkg/workspace/bench/gentree
 go build -o "$BASE/wsbench" ./pkg/workspace/bench/wsbench
 
-# The session bench/bench/s lives in directory DirName("bench", "s").
-DIR=$(printf 'bench\0s' | sha256sum | cut -c1-32)
+# The session bench/bench/s lives in directory DirName("bench", "bench", "s").
+DIR=$("$BASE/wsbench" -op dir)
 
 # timed FILE LABEL CMD...: run CMD, append "LABEL wall cpu maxrss_kb" to FILE.
 timed() {
@@ -96,30 +114,27 @@ for shape in "$@"; do
 	echo
 	echo "== shape $files files, $bytes bytes: generating in $TREE" >&2
 	rm -rf "$S"
-	mkdir -p "$S/store" "$S/target"
+	mkdir -p "$S/store"
 	"$BASE/gentree" -files "$files" -bytes "$bytes" "$TREE"
 	TIMES="$S/times.tsv"
 	: >"$TIMES"
 	for run in $(seq "$RUNS"); do
 		echo "run $run/$RUNS" >&2
 		sync
-		rm -f "$S/tree.zip"
-		timed "$TIMES" "zip" sh -c "cd '$TREE' && zip -r -q '$S/tree.zip' ."
+		timed "$TIMES" "zip" sh -c "cd '$TREE' && zip -r -q '$S/tree.$run.zip' ."
 		sync
-		rm -rf "$S/store/v1"
 		timed "$TIMES" "snapshot" "$BASE/wsbench" -op snapshot -scratch "$S/scratch" -store "$S/store"
 		sync
-		rm -rf "$S/out"
-		timed "$TIMES" "unzip" unzip -q -d "$S/out" "$S/tree.zip"
+		timed "$TIMES" "unzip" unzip -q -d "$S/out.$run" "$S/tree.$run.zip"
+		mkdir "$S/target.$run"
 		sync
-		rm -rf "${S:?}/target/$DIR"
-		timed "$TIMES" "hydrate" "$BASE/wsbench" -op hydrate -scratch "$S/target" -store "$S/store"
+		timed "$TIMES" "hydrate" "$BASE/wsbench" -op hydrate -scratch "$S/target.$run" -store "$S/store"
+		if ! diff -r -q -x .agentstore-index "$S/out.$run" "$S/target.$run/$DIR" >&2; then
+			echo "compare.sh: hydrate and unzip produced different trees" >&2
+			exit 1
+		fi
 	done
-	if ! diff -r -q -x .agentstore-index "$S/out" "$S/target/$DIR" >&2; then
-		echo "compare.sh: hydrate and unzip produced different trees" >&2
-		exit 1
-	fi
-	echo "tree: $files files, $(du -sb "$TREE" | cut -f1) bytes; zip archive $(stat -c %s "$S/tree.zip") bytes, ws snapshot $(find "$S/store" -name 'v-*.data' -printf '%s') bytes"
+	echo "tree: $files files, $(du -sb "$TREE" | cut -f1) bytes; zip archive $(stat -c %s "$S/tree.1.zip") bytes, ws snapshot $(find "$S/store" -name 'v-1.data' -printf '%s') bytes"
 	echo "median of $RUNS runs, load average now $(cut -d' ' -f1-3 /proc/loadavg):"
 	printf '%-10s %8s %8s %12s\n' tool wall_s cpu_s max_rss_MB
 	for label in zip snapshot unzip hydrate; do
@@ -134,7 +149,6 @@ for shape in "$@"; do
 		"$files" "$((bytes / 1000000))" "$zw" "$zc" "$sw" "$sc" "$(ratio "$zw" "$sw")" "$(ratio "$zc" "$sc")" \
 		"$uw" "$uc" "$hw" "$hc" "$(ratio "$uw" "$hw")" "$(ratio "$uc" "$hc")" \
 		"$(echo "$(median "$TIMES" 3 snapshot) / 1024" | bc -l)" "$(echo "$(median "$TIMES" 3 hydrate) / 1024" | bc -l)" >>"$SUMMARY"
-	[ "${KEEP:-0}" = 1 ] || rm -rf "$S"
 done
 
 echo

@@ -4,7 +4,10 @@
 //
 //	wsbench -op snapshot -scratch SCRATCH -store STORE
 //	wsbench -op hydrate -scratch TARGET -store STORE
+//	wsbench -op dir
 //
+// -op dir prints the session's directory name (workspace.DirName), where
+// the tree to snapshot must lie under SCRATCH.
 // With -cpuprofile FILE it writes a CPU profile of the operation (for go
 // tool pprof); -level N snapshots at Deflate level N instead of
 // zipsafe.DefaultLevel.
@@ -29,6 +32,10 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	level := flag.Int("level", 0, "Deflate level of a snapshot (0: zipsafe.DefaultLevel)")
 	flag.Parse()
+	if *op == "dir" {
+		fmt.Println(workspace.DirName("bench", "bench", "s"))
+		return
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {
@@ -74,7 +81,7 @@ func run(op, scratch, store string, level int) error {
 		}
 		fmt.Printf("hydrate v%d: %d files, %d bytes\n", res.Version, res.Files, res.Bytes)
 	default:
-		return fmt.Errorf("-op must be snapshot or hydrate")
+		return fmt.Errorf("-op must be snapshot, hydrate or dir")
 	}
 	return nil
 }

@@ -140,8 +140,9 @@ about which snapshot version (the latest plus one: another writer could
 take it first), and why everything else is kept. --max-removals N stops
 after N removals.
 
-Without a store (no --store and no default store yet) or with --discard,
-idle workspaces are removed WITHOUT a snapshot, and only after confirming a
+The store must be named (--store, $AGENTSTORE_STORE or the config file),
+never the default one: the sweep snapshots into it, and a discard plan
+names it. With --discard, idle workspaces are removed WITHOUT a snapshot, and only after confirming a
 plan, as "artifacts delete" does: without --confirm the plan is printed and
 the command exits with status 4, changing nothing. The plan:
   {"action": "discard", "scratch", "idle",

@@ -181,6 +181,9 @@ func (s *Store) checkPut(op string, scope Scope, name string, opts PutOptions) e
 	if err := ValidateMIMEType(opts.MIMEType); err != nil {
 		return err
 	}
+	if s.caps.HeaderMIMETypes && !headerSafe(opts.MIMEType) {
+		return Errorf(CodeInvalidMIMEType, op, nil, "MIME type %q: the %s layout keeps it as an HTTP Content-Type header, which cannot hold leading or trailing white space or control characters", opts.MIMEType, s.caps.Layout)
+	}
 	probe := Record{
 		Scope: scope, Name: name, Version: math.MaxInt32, MIMEType: opts.MIMEType,
 		Digest: probeDigest, Size: max(s.caps.MaxArtifactBytes, 0), CreatedAt: time.Now().UnixMilli(),
@@ -402,4 +405,10 @@ func (o ListOptions) PageSize() int {
 		return DefaultPageLimit
 	}
 	return o.Limit
+}
+
+// headerSafe reports whether an HTTP header keeps m as given: no leading
+// or trailing white space, no control characters.
+func headerSafe(m string) bool {
+	return strings.TrimSpace(m) == m && !strings.ContainsFunc(m, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 
 	"cloud.google.com/go/storage"
 
@@ -49,16 +48,6 @@ func objectMetadata(op string, md artifacts.Metadata) (map[string]string, error)
 	return out, nil
 }
 
-// headerMIMEType refuses a MIME type that the Content-Type header would
-// not keep as given: leading or trailing white space, control characters.
-func headerMIMEType(op, mime string) error {
-	bad := strings.TrimSpace(mime) != mime || strings.ContainsFunc(mime, func(r rune) bool { return r < 0x20 || r == 0x7f })
-	if bad {
-		return artifacts.Errorf(artifacts.CodeInvalidMIMEType, op, nil, "MIME type %q: Cloud Storage keeps it as the Content-Type header, which cannot hold leading or trailing white space or control characters", mime)
-	}
-	return nil
-}
-
 // Put writes the payload as the name's next version: one more than the
 // highest listed (the bucket's first version for a new name), created
 // with the DoesNotExist precondition, so a concurrent writer's object is
@@ -73,9 +62,6 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	if err := s.check(op, scope, name); err != nil {
-		return artifacts.Record{}, refuse(err, scope, name)
-	}
-	if err := headerMIMEType(op, opts.MIMEType); err != nil {
 		return artifacts.Record{}, refuse(err, scope, name)
 	}
 	md, err := objectMetadata(op, opts.Metadata)

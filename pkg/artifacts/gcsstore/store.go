@@ -282,6 +282,7 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		Durable:          true,
 		FirstVersion:     1,
 		StoresDigest:     true,
+		HeaderMIMETypes:  true,
 		MaxRecordBytes:   s.opts.MaxRecordBytes,
 		MaxNameBytes:     artifacts.MaxNameBytes,
 	}

@@ -76,7 +76,7 @@ func (s srcDir) open(name string) (*srcFile, srcStat, error) {
 	}
 	st = srcStat{
 		regular: uint32(sys.Mode)&unix.S_IFMT == unix.S_IFREG,
-		mode:    unixType(uint32(sys.Mode)),
+		mode:    osutil.ModeType(uint32(sys.Mode)),
 		perm:    fs.FileMode(uint32(sys.Mode) & 0o777),
 		size:    sys.Size,
 		mtime:   time.Unix(sys.Mtim.Unix()),
@@ -87,27 +87,6 @@ func (s srcDir) open(name string) (*srcFile, srcStat, error) {
 // isSymlinkErr reports whether err is what opening a symbolic link
 // without following it returns.
 func isSymlinkErr(err error) bool { return errors.Is(err, unix.ELOOP) }
-
-func unixType(m uint32) fs.FileMode {
-	switch m & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		return fs.ModeDevice
-	case unix.S_IFREG:
-		return 0
-	default:
-		return fs.ModeIrregular
-	}
-}
 
 func (f *srcFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentstore/agentstore/internal/testfixtures"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
+	"github.com/agentstore/agentstore/pkg/artifacts/artifactstest"
 	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 )
 
@@ -62,43 +63,18 @@ func TestListVersionsIncludeBroken(t *testing.T) {
 	if _, err := st.ListVersions(ctx, sc, "n", artifacts.ListOptions{}); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
 		t.Fatalf("ListVersions without IncludeBroken = %v, want corrupt_artifact", err)
 	}
-	for _, c := range []struct {
-		name   string
-		opts   artifacts.ListOptions
-		items  []int64
-		broken map[int64]string
-		next   string
-	}{
-		{"whole name", artifacts.ListOptions{IncludeBroken: true}, []int64{0, 5},
-			map[int64]string{1: "payload without metadata.json", 2: "does not parse", 3: "says version 9", 4: "the payload", 6: "empty version directory"}, ""},
-		{"page of 3", artifacts.ListOptions{IncludeBroken: true, Limit: 3}, []int64{0},
-			map[int64]string{1: "payload without metadata.json", 2: "does not parse"}, "2"},
-		{"page after 2", artifacts.ListOptions{IncludeBroken: true, Limit: 3, Cursor: "2"}, []int64{5},
-			map[int64]string{3: "says version 9", 4: "the payload"}, "5"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			page, err := st.ListVersions(ctx, sc, "n", c.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []int64
-			for _, r := range page.Items {
-				got = append(got, r.Version)
-			}
-			if !slices.Equal(got, c.items) || page.NextCursor != c.next {
-				t.Errorf("items %v next %q, want %v %q", got, page.NextCursor, c.items, c.next)
-			}
-			if len(page.Broken) != len(c.broken) {
-				t.Fatalf("broken %+v, want %v", page.Broken, c.broken)
-			}
-			for _, b := range page.Broken {
-				want, ok := c.broken[b.Problem.Version]
-				if !ok || !strings.Contains(b.Problem.Reason, want) || b.Problem.Code != artifacts.CodeCorrupt || b.Record != nil || !artifacts.IsBrokenRef(b.Ref) {
-					t.Errorf("broken v%d: %+v, want reason %q", b.Problem.Version, b, want)
-				}
-			}
-		})
-	}
+	artifactstest.CheckBrokenPages(t, st, sc, "n", strings.Contains, []artifactstest.BrokenPage{
+		{Name: "whole name", Opts: artifacts.ListOptions{}, Items: []int64{0, 5},
+			Broken: map[int64]string{1: "payload without metadata.json", 2: "does not parse", 3: "says version 9", 4: "the payload", 6: "empty version directory"}, Next: ""},
+		{Name: "page of 3", Opts: artifacts.ListOptions{Limit: 3}, Items: []int64{0},
+			Broken: map[int64]string{1: "payload without metadata.json", 2: "does not parse"}, Next: "2"},
+		{Name: "page after 2", Opts: artifacts.ListOptions{Limit: 3, Cursor: "2"}, Items: []int64{5},
+			Broken: map[int64]string{3: "says version 9", 4: "the payload"}, Next: "5"},
+	}, func(t *testing.T, b artifacts.BrokenVersion) {
+		if b.Record != nil || !artifacts.IsBrokenRef(b.Ref) {
+			t.Errorf("broken v%d: %+v, want no record and a broken ref", b.Problem.Version, b)
+		}
+	})
 	// Unreadable is not corrupt: a metadata.json nobody may read stays an
 	// error, even with IncludeBroken (as root, permissions do not apply).
 	if os.Geteuid() != 0 {

@@ -14,44 +14,8 @@ import (
 	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
-	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
+	"github.com/agentstore/agentstore/pkg/artifacts/fsstore/fsstoretest"
 )
-
-// brokenFS makes, on a real erlang-fs store, a name "n" with five
-// versions: v1 whose record does not decode, v2 without its payload, v3
-// whose payload is a byte short, v4 healthy and v5 whose record belongs to
-// another name; it returns the store, scope and the name's directory.
-func brokenFS(t *testing.T) (*artifacts.Store, artifacts.Scope, string) {
-	t.Helper()
-	fst, err := fsstore.Open(t.TempDir(), fsstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := artifacts.NewStore(fst)
-	sc := artifacts.SessionScope("app", "u", "s")
-	for i := range 5 {
-		if _, err := st.Put(t.Context(), sc, "n", strings.NewReader(strings.Repeat("x", i+1)), artifacts.PutOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := st.Put(t.Context(), sc, "other", strings.NewReader("o"), artifacts.PutOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dir := fst.NameDir(sc, "n")
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.WriteFile(filepath.Join(dir, "v-1.meta"), []byte("not a record"), 0o600))
-	must(os.Remove(filepath.Join(dir, "v-2.data")))
-	must(os.Truncate(filepath.Join(dir, "v-3.data"), 2))
-	other, err := os.ReadFile(filepath.Join(fst.NameDir(sc, "other"), "v-1.meta"))
-	must(err)
-	must(os.WriteFile(filepath.Join(dir, "v-5.meta"), other, 0o600))
-	return st, sc, dir
-}
 
 // tree returns every file below dir with its size and modification time.
 func tree(t *testing.T, dir string) map[string]string {
@@ -144,7 +108,7 @@ func TestPlanBrokenSelectors(t *testing.T) {
 		{"version: healthy", nil, version(4), []planned{{4, false}}, nil, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, sc, dir := brokenFS(t)
+			st, _, sc, dir := fsstoretest.BrokenName(t)
 			if tc.setup != nil {
 				tc.setup(t, st, sc, dir)
 			}
@@ -230,7 +194,7 @@ func TestExecuteBrokenStale(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, sc, dir := brokenFS(t)
+			st, _, sc, dir := fsstoretest.BrokenName(t)
 			p, err := deletion.ComputePlan(t.Context(), st, "file:///x", sc, "n", artifacts.Selector{Kind: artifacts.SelectAll})
 			if err != nil {
 				t.Fatal(err)
@@ -252,7 +216,7 @@ func TestExecuteBrokenStale(t *testing.T) {
 // TestPlanBrokenNotFound checks that a name with nothing left is
 // not_found for every selector.
 func TestPlanBrokenNotFound(t *testing.T) {
-	st, sc, _ := brokenFS(t)
+	st, _, sc, _ := fsstoretest.BrokenName(t)
 	p, err := deletion.ComputePlan(t.Context(), st, "file:///x", sc, "n", artifacts.Selector{Kind: artifacts.SelectAll})
 	if err != nil {
 		t.Fatal(err)

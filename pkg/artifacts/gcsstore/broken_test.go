@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/artifactstest"
 	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
@@ -47,47 +48,22 @@ func TestListVersionsIncludeBroken(t *testing.T) {
 	if _, err := st.ListVersions(ctx, sc, "n", artifacts.ListOptions{}); artifacts.CodeOf(err) != artifacts.CodeCorrupt {
 		t.Fatalf("ListVersions without IncludeBroken = %v, want corrupt_artifact", err)
 	}
-	for _, c := range []struct {
-		name   string
-		opts   artifacts.ListOptions
-		items  []int64
-		broken map[int64]string
-		next   string
-	}{
-		{"whole name", artifacts.ListOptions{IncludeBroken: true}, []int64{2, 3, 4},
-			map[int64]string{1: "record does not decode", 2: "payload ", 3: "payload has 2 bytes, record says 3", 5: "record"}, ""},
-		{"page of 2", artifacts.ListOptions{IncludeBroken: true, Limit: 2}, []int64{2},
-			map[int64]string{1: "record does not decode", 2: "payload "}, "2"},
-		{"page after 2", artifacts.ListOptions{IncludeBroken: true, Limit: 2, Cursor: "2"}, []int64{3, 4},
-			map[int64]string{3: "payload has"}, "4"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			page, err := st.ListVersions(ctx, sc, "n", c.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []int64
-			for _, r := range page.Items {
-				got = append(got, r.Version)
-			}
-			if !slices.Equal(got, c.items) || page.NextCursor != c.next {
-				t.Errorf("items %v next %q, want %v %q", got, page.NextCursor, c.items, c.next)
-			}
-			if len(page.Broken) != len(c.broken) {
-				t.Fatalf("broken %+v, want %v", page.Broken, c.broken)
-			}
-			for _, b := range page.Broken {
-				want, ok := c.broken[b.Problem.Version]
-				if !ok || !strings.HasPrefix(b.Problem.Reason, want) || b.Problem.Code != artifacts.CodeCorrupt || !strings.HasPrefix(b.Problem.Path, "gs://") {
-					t.Errorf("broken v%d: %+v, want reason %q", b.Problem.Version, b.Problem, want)
-				}
-				undecodable := b.Problem.Version == 1 || b.Problem.Version == 5
-				if undecodable != (b.Record == nil) || undecodable != artifacts.IsBrokenRef(b.Ref) {
-					t.Errorf("broken v%d: record %v, ref %+v", b.Problem.Version, b.Record, b.Ref)
-				}
-			}
-		})
-	}
+	artifactstest.CheckBrokenPages(t, st, sc, "n", strings.HasPrefix, []artifactstest.BrokenPage{
+		{Name: "whole name", Opts: artifacts.ListOptions{}, Items: []int64{2, 3, 4},
+			Broken: map[int64]string{1: "record does not decode", 2: "payload ", 3: "payload has 2 bytes, record says 3", 5: "record"}, Next: ""},
+		{Name: "page of 2", Opts: artifacts.ListOptions{Limit: 2}, Items: []int64{2},
+			Broken: map[int64]string{1: "record does not decode", 2: "payload "}, Next: "2"},
+		{Name: "page after 2", Opts: artifacts.ListOptions{Limit: 2, Cursor: "2"}, Items: []int64{3, 4},
+			Broken: map[int64]string{3: "payload has"}, Next: "4"},
+	}, func(t *testing.T, b artifacts.BrokenVersion) {
+		if !strings.HasPrefix(b.Problem.Path, "gs://") {
+			t.Errorf("broken v%d: path %q, want a gs:// object", b.Problem.Version, b.Problem.Path)
+		}
+		undecodable := b.Problem.Version == 1 || b.Problem.Version == 5
+		if undecodable != (b.Record == nil) || undecodable != artifacts.IsBrokenRef(b.Ref) {
+			t.Errorf("broken v%d: record %v, ref %+v", b.Problem.Version, b.Record, b.Ref)
+		}
+	})
 	b, err := st.BrokenVersionAt(ctx, sc, "n", 1)
 	if err != nil || b.Record != nil || b.Ref.Size != int64(len("not a record")) || len(b.Ref.Digest) != 64 || !strings.Contains(b.Ref.Token, "meta=") {
 		t.Fatalf("BrokenVersionAt(1) = %+v, %v", b, err)

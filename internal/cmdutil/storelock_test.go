@@ -6,11 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"cloud.google.com/go/storage"
-	"github.com/fsouza/fake-gcs-server/fakestorage"
-	"google.golang.org/api/option"
-
 	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/gcstest"
 	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkgcs"
@@ -18,24 +15,6 @@ import (
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 	"github.com/agentstore/agentstore/pkg/artifacts/memstore"
 )
-
-// emulatorClient starts an in-process fake-gcs-server with bucket and
-// returns a client of it.
-func emulatorClient(t *testing.T, bucket string) *storage.Client {
-	t.Helper()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: bucket})
-	t.Cleanup(srv.Stop)
-	c, err := storage.NewClient(context.Background(), option.WithEndpoint(srv.URL()+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 // TestLockStore: every lockable driver's store lock goes through the one
 // contract: a second run is refused with exit status 5 and the unlock
@@ -64,7 +43,7 @@ func TestLockStore(t *testing.T) {
 			return artifacts.NewStore(d), u
 		}, "/.agentstore-repair.lock", "agentstore unlock --store /"},
 		{"erlang-gcs", func(t *testing.T) (*artifacts.Store, cmdutil.StoreURI) {
-			c := emulatorClient(t, "bkt-one")
+			c := gcstest.Client(t, "bkt-one")
 			d, err := gcsstore.Open(ctx, c, "bkt-one", "adk-artifacts/v1", gcsstore.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +55,7 @@ func TestLockStore(t *testing.T) {
 			return artifacts.NewStore(d), u
 		}, "gs://bkt-one/adk-artifacts/v1/.agentstore-repair.lock", "agentstore unlock --store gs://bkt-one --layout erlang-gcs"},
 		{"google-adk-gcs", func(t *testing.T) (*artifacts.Store, cmdutil.StoreURI) {
-			c := emulatorClient(t, "bkt-two")
+			c := gcstest.Client(t, "bkt-two")
 			d, err := adkgcs.Open(ctx, c, "bkt-two", "agents", adkgcs.Options{})
 			if err != nil {
 				t.Fatal(err)

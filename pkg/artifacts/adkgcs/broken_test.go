@@ -2,13 +2,9 @@ package adkgcs_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
@@ -26,12 +22,7 @@ import (
 // version whose bytes fail is planned like any other.
 func TestVerifyNextDeletesCRCFailure(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0, StorageRoot: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: testBucket})
+	srv := newFSEmulator(t, dir)
 	d := openStore(t, newClient(t, srv), "", adkgcsOptions(0))
 	st := artifacts.NewStore(d)
 	ctx := t.Context()
@@ -43,15 +34,7 @@ func TestVerifyNextDeletesCRCFailure(t *testing.T) {
 	if _, err := st.Put(ctx, sessionScope, "empty", bytes.NewReader(nil), artifacts.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, testBucket, filepath.FromSlash(d.ObjectName(sessionScope, "f", 0)))
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[2] ^= 1
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, dir, d.ObjectName(sessionScope, "f", 0))
 	if st.CanListBroken() {
 		t.Error("google-adk-gcs claims to list broken versions")
 	}

@@ -302,9 +302,16 @@ type lineLimiter struct {
 }
 
 // idAtEnd and idAtStart find a top-level "id" of a JSON-RPC message.
+// They are compiled on first use, by the first oversized message: their
+// bounded repetitions take milliseconds to compile, which every command of
+// the binary would pay at start-up as package variables.
 var (
-	idAtEnd   = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})\s*}\s*$`)
-	idAtStart = regexp.MustCompile(`^\s*{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})`)
+	idAtEnd = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})\s*}\s*$`)
+	})
+	idAtStart = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})`)
+	})
 )
 
 // next returns the next line (with its newline, if it had one), or its
@@ -350,9 +357,9 @@ func (l *lineLimiter) next() ([]byte, error) {
 func (l *lineLimiter) replacement(head, tail []byte, total int64) []byte {
 	tail = bytes.TrimRight(tail, "\r\n")
 	var id []byte
-	if m := idAtEnd.FindSubmatch(tail); m != nil {
+	if m := idAtEnd().FindSubmatch(tail); m != nil {
 		id = m[1]
-	} else if m := idAtStart.FindSubmatch(head); m != nil {
+	} else if m := idAtStart().FindSubmatch(head); m != nil {
 		id = m[1]
 	}
 	if id == nil {

@@ -41,13 +41,18 @@ func tooLargeHandler(_ context.Context, _ *mcp.ServerSession, p *tooLargeParams)
 // requires. A request line longer than Limits.MaxRequestBytes is answered
 // with an error for its id, a line that is not a JSON-RPC message with a
 // parse or invalid-request error (id null; batches are not supported),
-// and the session goes on.
+// and the session goes on. When r is a pipe or a socket in blocking mode
+// (a process's stdin, as runtimes spawn tool servers), it is read in
+// non-blocking mode through the Go runtime's poller while the session
+// lasts, and set back to blocking mode before ServeStdio returns.
 func (s *Server) ServeStdio(ctx context.Context, scope artifacts.Scope, r io.Reader, w io.Writer) error {
 	texts := newTextSlots()
 	srv, err := s.forSession(scope, texts)
 	if err != nil {
 		return err
 	}
+	r, restore := pollable(r)
+	defer restore()
 	err = srv.Run(ctx, &stdioTransport{r: r, w: w, limit: s.limits.MaxRequestBytes, texts: texts})
 	if cerr := s.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr

@@ -52,7 +52,7 @@ func newFsCmd(f *cmdutil.Factory) *cobra.Command {
 		"Verify and repair a filesystem store",
 		`Verify the records and payloads of a store, and repair what interrupted
 writers left behind.`)
-	cmd.AddCommand(fscmd.NewCmdRepair(f, nil), fscmd.NewCmdVerify(f, nil))
+	cmd.AddCommand(fscmd.NewCmdRepair(f, nil), fscmd.NewCmdVerify(f, nil), fscmd.NewCmdMigrate(f, nil))
 	return cmd
 }
 

@@ -516,10 +516,15 @@ func (s *Store) ExecuteMigration(ctx context.Context, m *Migration) (MigrationRe
 
 // removeEmptyDirs removes, bottom up, the directories below rel (and rel)
 // that hold nothing but directories removed this way. It never follows a
-// symbolic link, and removes a directory only when it is empty (rmdir).
+// symbolic link, removes a directory only when it is empty (rmdir), and
+// never descends into a versions/ directory: an empty version directory
+// or a .N.pending reservation of a name left in place stays.
 func (s *Store) removeEmptyDirs(ctx context.Context, op, rel string) (removed int, gone bool, err error) {
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return 0, false, err
+	}
+	if path.Base(rel) == VersionsDir {
+		return s.removeIfEmpty(op, rel)
 	}
 	entries, err := s.readDir(op, rel)
 	if err != nil {
@@ -541,13 +546,19 @@ func (s *Store) removeEmptyDirs(ctx context.Context, op, rel string) (removed in
 	if !empty {
 		return removed, false, nil
 	}
+	n, gone, err := s.removeIfEmpty(op, rel)
+	return removed + n, gone, err
+}
+
+// removeIfEmpty removes the directory rel when it is empty (rmdir).
+func (s *Store) removeIfEmpty(op, rel string) (removed int, gone bool, err error) {
 	if err := s.root.Remove(rel); err != nil {
 		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) || errors.Is(err, fs.ErrNotExist) {
-			return removed, false, nil // filled meanwhile, or gone
+			return 0, false, nil // not empty, filled meanwhile, or gone
 		}
-		return removed, false, fsErr(op, s.abs(rel), err)
+		return 0, false, fsErr(op, s.abs(rel), err)
 	}
-	return removed + 1, true, nil
+	return 1, true, nil
 }
 
 // MigrationConfirmation is a parsed confirmation of a migration plan: a

@@ -356,15 +356,14 @@ func (s *Store) planName(op string, scope artifacts.Scope, dir, target, rel stri
 			n.Clash = append(n.Clash, v)
 		}
 	}
-	where := "apps/" + scope.App + "/users/…"
 	switch {
 	case len(held) > 0:
 		n.Step = StepHeld
 		n.Effect = fmt.Sprintf("left in users/, nothing of it moves: its versions/ holds %s; stop the writer or move the entry out of the store by hand, then run fs migrate again", strings.Join(held, ", "))
 	case len(n.Clash) > 0:
 		n.Step, n.Code = StepConflict, artifacts.CodeConflict
-		n.Effect = fmt.Sprintf("left in users/, nothing of it moves: %s already has %s of this name, which the old tree has too, and fs migrate never overwrites or renumbers; ADK Python reads only the apps/ ones. Keep one: delete the apps/ versions (artifacts delete --all-versions) and run fs migrate again, or move %s out of the store by hand",
-			target, versionList(n.Clash), s.abs(from))
+		n.Effect = fmt.Sprintf("left in users/, nothing of it moves: %s already has %s, which the old tree has too, and fs migrate never overwrites or renumbers; ADK Python reads only the apps/ ones. Keep one: delete the apps/ versions (artifacts delete --all-versions) and run fs migrate again, or move %s out of the store by hand",
+			n.To, versionList(n.Clash), s.abs(from))
 		args := []string{"agentstore", "artifacts", "versions", "--store", s.rootPath, "--app", scope.App, "--user", scope.User}
 		if scope.Kind == artifacts.KindSession {
 			args = append(args, "--session", scope.Session)
@@ -375,7 +374,7 @@ func (s *Store) planName(op string, scope artifacts.Scope, dir, target, rel stri
 		n.Effect = fmt.Sprintf("moves whole: %s (%s) in one rename of its versions/ directory", versionList(nums), plural(len(nums), "version", "versions"))
 	default:
 		n.Step = StepMoveVersions
-		n.Effect = fmt.Sprintf("moves %s one rename each beside the %s of the same name in %s (%s)", versionList(nums), plural(len(existing), "version", "versions"), where, versionList(existing))
+		n.Effect = fmt.Sprintf("moves %s one rename each beside the %s of %s (%s)", versionList(nums), plural(len(existing), "version", "versions"), n.To, versionList(existing))
 		if len(existing) == 0 || len(nums) > 0 && nums[len(nums)-1] > existing[len(existing)-1] {
 			n.Effect += fmt.Sprintf("; v%d becomes the latest", nums[len(nums)-1])
 		}

@@ -192,7 +192,7 @@ func runMigrate(ctx context.Context, opts *MigrateOptions) (err error) {
 		if artifacts.CodeOf(err) == artifacts.CodeUnsupported {
 			return nil, cmdutil.CodedError(cmdutil.CodeUnsupportedStore, errors.New(artifacts.ReasonOf(err)))
 		}
-		return m, err
+		return m, plainError(err)
 	}
 	if conf == nil {
 		m, err := planned(ctx)
@@ -252,14 +252,25 @@ func runMigrate(ctx context.Context, opts *MigrateOptions) (err error) {
 	}
 	if execErr != nil {
 		if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
-			return fmt.Errorf("%w (%v)", execErr, c)
+			return fmt.Errorf("%w (%v)", plainError(execErr), c)
 		}
-		return execErr
+		return plainError(execErr)
 	}
 	if err != nil {
 		return err
 	}
 	return leftError(m)
+}
+
+// plainError gives a driver's error its code and its message without the
+// library's operation prefix ("artifacts: plan migrate: "): the message
+// names the path and what to do.
+func plainError(err error) error {
+	var e *artifacts.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return cmdutil.CodedError(string(e.Code), errors.New(artifacts.ReasonOf(err)))
 }
 
 // leftError is the problems_found error (exit 3) of a plan that leaves

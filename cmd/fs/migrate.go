@@ -96,8 +96,8 @@ removes them from apps/ past its grace period. The old tree's directories
 left empty are removed, and users/ with them when it is empty, after which
 fs verify no longer reports it. Run it with no ADK writer running.
 
-The lock is the store's (` + LockFile + `), as fs repair's; a held lock is
-exit 5.`,
+While it moves it holds the store's lock, ` + LockFile + `, as fs
+repair does; a lock held by another run is exit 5.`,
 		Example: `  # 1. see the plan (exits 4, changes nothing)
   agentstore fs migrate --store .adk/artifacts --from legacy --app my_agent -o json > plan.json
 

@@ -450,6 +450,15 @@ func (s *Store) ExecuteMigration(ctx context.Context, m *Migration) (MigrationRe
 	if m.NothingToDo {
 		return res, nil
 	}
+	// Each directory a rename touched is synced once, at the end: a rename
+	// is atomic whether or not it reached the disk, so a power cut undoes
+	// some moves at worst, and every version is still in exactly one tree.
+	synced := map[string]bool{}
+	defer func() {
+		for dir := range synced {
+			_ = osutil.SyncDir(s.abs(dir))
+		}
+	}()
 	step := 0
 	move := func(oldDir, oldName, newDir, newName string) error {
 		if err := artifacts.CheckContext(ctx, op); err != nil {
@@ -468,8 +477,7 @@ func (s *Store) ExecuteMigration(ctx context.Context, m *Migration) (MigrationRe
 		case err != nil:
 			return fsErr(op, s.abs(path.Join(oldDir, oldName)), err)
 		}
-		_ = osutil.SyncDir(s.abs(newDir))
-		_ = osutil.SyncDir(s.abs(oldDir))
+		synced[newDir], synced[oldDir] = true, true
 		return nil
 	}
 	for _, n := range m.Names {

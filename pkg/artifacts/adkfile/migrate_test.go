@@ -616,3 +616,34 @@ func BenchmarkMigrate(b *testing.B) {
 		})
 	}
 }
+
+// TestMigrateNeverReplaces: a version that appears in apps/ between the
+// plan and its execution (a writer that ignores the lock) is never
+// replaced: the migration stops there with conflict, both versions intact,
+// and a new plan reports the clash.
+func TestMigrateNeverReplaces(t *testing.T) {
+	root := t.TempDir()
+	version(t, root, legacySession, "x.txt", 0, "old0", "x.txt")
+	version(t, root, legacySession, "x.txt", 1, "old1", "x.txt")
+	version(t, root, appsSession, "x.txt", 5, "new5", "x.txt")
+	st := open(t, root, adkfile.Options{})
+	m := planMigration(t, st)
+	version(t, root, appsSession, "x.txt", 1, "new1", "x.txt")
+	res, err := st.ExecuteMigration(t.Context(), m)
+	wantCode(t, err, artifacts.CodeConflict, "execute")
+	if res.MovedVersions != 1 || res.TreeRemoved {
+		t.Errorf("%+v", res)
+	}
+	for p, want := range map[string]string{
+		appsSession + "/x.txt/versions/0/x.txt":   "old0",
+		appsSession + "/x.txt/versions/1/x.txt":   "new1",
+		legacySession + "/x.txt/versions/1/x.txt": "old1",
+	} {
+		if b, err := os.ReadFile(filepath.Join(root, p)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", p, b, err, want)
+		}
+	}
+	if got := steps(planMigration(t, st)); !slices.Equal(got, []string{"session x.txt conflict clash[1] conflict"}) {
+		t.Errorf("replan: %q", got)
+	}
+}

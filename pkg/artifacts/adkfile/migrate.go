@@ -260,7 +260,10 @@ func (s *Store) PlanMigration(ctx context.Context, opts MigrateOptions) (*Migrat
 		fmt.Sprintf("moved names are read by ADK Python as app %q; ADK JS, which reads only users/, no longer sees them", app),
 		"metadata.json files move unchanged, as ADK Python's migration note prescribes: their canonicalUri keeps the old path, and ADK Python finds the payload from the layout")
 	if m.LeftNames > 0 || len(m.Left) > 0 {
-		m.Notes = append(m.Notes, "what the plan leaves in users/ stays there: fs verify keeps reporting the old tree until it is empty")
+		m.Notes = append(m.Notes, "what the plan leaves in users/ stays there, and fs verify keeps reporting the old tree until it is empty")
+	}
+	if len(m.Left) > 0 {
+		m.Notes = append(m.Notes, "the entries listed in left are no artifact's and are never moved: move them out of users/ by hand, then run fs migrate again to remove the emptied tree")
 	}
 	return m.seal()
 }

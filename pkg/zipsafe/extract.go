@@ -556,6 +556,7 @@ type worker struct {
 	br   *bufio.Reader // over the archive, for entries larger than the window
 	bsr  bytes.Reader  // over the window, for the others
 	fr   io.ReadCloser
+	inf  inflater
 	out  entryWriter
 }
 
@@ -638,6 +639,8 @@ func (w *worker) copyData(p planned, out io.Writer) error {
 		src = w.br
 	}
 	switch {
+	case f.Method == zip.Deflate && inWindow:
+		err = w.inf.decode(data, ew)
 	case f.Method == zip.Deflate:
 		if w.fr == nil {
 			w.fr = flate.NewReader(src)

@@ -20,6 +20,7 @@ type dirCache struct {
 	root *os.Root
 	dir  string
 	f    *os.File
+	file fdFile // the file being written, one at a time
 }
 
 func (c *dirCache) close() {
@@ -30,7 +31,7 @@ func (c *dirCache) close() {
 }
 
 // create creates base in dir (relative to the root; name is dir/base)
-// with mode perm.
+// with mode perm. The file it returns is valid until the next call.
 func (c *dirCache) create(dir, base, name string, perm os.FileMode) (fileWriter, error) {
 	if c.f == nil || c.dir != dir {
 		c.close()
@@ -53,7 +54,8 @@ func (c *dirCache) create(dir, base, name string, perm os.FileMode) (fileWriter,
 		if err != nil {
 			return nil, &fs.PathError{Op: "create", Path: name, Err: err}
 		}
-		return &fdFile{fd: fd, name: name}, nil
+		c.file = fdFile{fd: fd, name: name}
+		return &c.file, nil
 	}
 }
 

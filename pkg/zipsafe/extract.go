@@ -371,17 +371,28 @@ const maxWorkers = 4
 
 // smallEntries is the mean compressed entry size below which one worker
 // extracts the files: creating a file and inflating a few kilobytes into
-// it is then the work, and a second worker adds more hand-offs and
-// contention than it saves (measured in docs/performance.md). Tests of
-// parallel extraction set it to 0.
+// it is then the work, and a second worker costs more CPU time than it
+// saves wall time (hand-offs of the processor on every file creation,
+// contention; measured in docs/performance.md). Tests of parallel
+// extraction set it to 0.
 var smallEntries uint64 = 64 << 10
 
-// tinyEntries is the mean compressed entry size below which two workers
-// (where there are two cores) extract the files again, each a run of
-// files of one directory at a time (see fileRuns): creating the file is
-// then nearly all the work, and the two creations run side by side in
-// different directories.
-const tinyEntries = 4 << 10
+// extractWorkers returns how many workers extract files, with procs
+// processors to run on: one for entries of a mean compressed size under
+// small, else one per processor, at most maxWorkers and one per file.
+func extractWorkers(files []planned, procs int, small uint64) int {
+	if len(files) == 0 {
+		return 1
+	}
+	var packed uint64
+	for _, p := range files {
+		packed += p.f.CompressedSize64
+	}
+	if packed/uint64(len(files)) < small {
+		return 1
+	}
+	return max(1, min(procs, maxWorkers, len(files)))
+}
 
 // fileWriter is a file of the new tree being written.
 type fileWriter interface {
@@ -426,19 +437,7 @@ func (x *extractor) extract(plan []planned) error {
 			return wrapErr(CodeIO, p.f.Name, err)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), maxWorkers, len(files))
-	var packed uint64
-	for _, p := range files {
-		packed += p.f.CompressedSize64
-	}
-	if len(files) > 0 {
-		switch mean := packed / uint64(len(files)); {
-		case mean < tinyEntries:
-			workers = min(workers, 2)
-		case mean < smallEntries:
-			workers = 1
-		}
-	}
+	workers := extractWorkers(files, runtime.GOMAXPROCS(0), smallEntries)
 	if workers <= 1 {
 		w := x.newWorker()
 		defer w.close()

@@ -426,7 +426,7 @@ func (x *extractor) reportDirs() error {
 
 // extract makes the directories, then the files.
 func (x *extractor) extract(plan []planned) error {
-	files := make([]planned, 0, len(plan))
+	files := plan[:0] // the files, in place: plan is not used after
 	for _, p := range plan {
 		key := strings.TrimSuffix(p.f.Name, "/")
 		if !p.dir {

@@ -611,11 +611,11 @@ func (w *worker) file(p planned) error {
 }
 
 // copyData writes the entry's data to out through the checks of
-// entryWriter. The compressed bytes are read in place from the worker's
-// window on the archive when they fit in it (most entries: one read of
-// the archive serves many), else through a buffer; the inflater writes
-// straight from its history window (WriteTo), so each byte is copied
-// once on the way in and once on the way out.
+// entryWriter. Compressed data that fits in the worker's window on the
+// archive (most entries: one read of the archive serves many) is read in
+// place and inflated by the in-memory inflater; larger entries are read
+// through a buffer and inflated by klauspost's streaming inflater, which
+// writes straight from its history window (WriteTo).
 func (w *worker) copyData(p planned, out io.Writer) error {
 	f := p.f
 	name := f.Name

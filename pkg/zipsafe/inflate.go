@@ -404,9 +404,8 @@ func (f *inflater) readTables() error {
 	}
 	lens := f.lens[:nlit+ndist]
 	for i := 0; i < len(lens); {
-		if err := f.need(7 + 7); err != nil {
-			// The code and its repeat bits may be fewer at the end.
-			f.refill()
+		if f.nbits < 7 {
+			f.refill() // at the end of the input, fewer may be held
 		}
 		e := f.clen.t[f.bits&(1<<clenRoot-1)]
 		if e.kind() != kindSymbol || e.bits() > f.nbits {

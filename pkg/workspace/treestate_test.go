@@ -4,6 +4,9 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,5 +164,54 @@ func TestHydrateRecordsTreeState(t *testing.T) {
 				t.Fatalf("snapshot after a change holds %q", names)
 			}
 		})
+	}
+}
+
+// madeTree gives the scan a walk gives for entries reported in any
+// order, over several of its chunks.
+func TestMadeTreeManyEntries(t *testing.T) {
+	dir := t.TempDir()
+	n := 2*madeChunk + 17
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("d%d", i%7), fmt.Sprintf("f%05d", (i*7919)%n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(p), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	walked, err := scanTree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rels []string
+	var infos []fs.FileInfo
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		rel, _ := filepath.Rel(dir, p)
+		rels, infos = append(rels, filepath.ToSlash(rel)), append(infos, fi)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m madeTree
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(len(rels)) { // any order
+		m.add(rels[i], infos[i])
+	}
+	if len(m.chunks) < 3 {
+		t.Fatalf("%d chunks: the test wants several", len(m.chunks))
+	}
+	if got := m.scan(); got.State != walked.State || got.Files != n || got.Dirs != 7 || got.Bytes != walked.Bytes {
+		t.Fatalf("scan of the reported entries %+v, a walk %+v", got, walked)
 	}
 }

@@ -19,8 +19,9 @@ func (c *dirCache) close() {
 	}
 }
 
-// create creates base in dir (relative to the root) with mode perm.
-func (c *dirCache) create(dir, base string, perm os.FileMode) (fileWriter, error) {
+// create creates base in dir (relative to the root; name is dir/base)
+// with mode perm.
+func (c *dirCache) create(dir, base, _ string, perm os.FileMode) (fileWriter, error) {
 	d := c.root
 	if dir != "" {
 		if c.sub == nil || c.dir != dir {

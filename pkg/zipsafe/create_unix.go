@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +20,7 @@ type dirCache struct {
 	root *os.Root
 	dir  string
 	f    *os.File
+	file fdFile // the file being written, one at a time
 }
 
 func (c *dirCache) close() {
@@ -30,8 +30,9 @@ func (c *dirCache) close() {
 	}
 }
 
-// create creates base in dir (relative to the root) with mode perm.
-func (c *dirCache) create(dir, base string, perm os.FileMode) (fileWriter, error) {
+// create creates base in dir (relative to the root; name is dir/base)
+// with mode perm. The file it returns is valid until the next call.
+func (c *dirCache) create(dir, base, name string, perm os.FileMode) (fileWriter, error) {
 	if c.f == nil || c.dir != dir {
 		c.close()
 		name := dir
@@ -51,9 +52,10 @@ func (c *dirCache) create(dir, base string, perm os.FileMode) (fileWriter, error
 			continue
 		}
 		if err != nil {
-			return nil, &fs.PathError{Op: "create", Path: path.Join(dir, base), Err: err}
+			return nil, &fs.PathError{Op: "create", Path: name, Err: err}
 		}
-		return &fdFile{fd: fd, name: path.Join(dir, base)}, nil
+		c.file = fdFile{fd: fd, name: name}
+		return &c.file, nil
 	}
 }
 

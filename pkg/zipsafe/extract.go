@@ -3,6 +3,7 @@ package zipsafe
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -370,17 +371,28 @@ const maxWorkers = 4
 
 // smallEntries is the mean compressed entry size below which one worker
 // extracts the files: creating a file and inflating a few kilobytes into
-// it is then the work, and a second worker adds more hand-offs and
-// contention than it saves (measured in docs/performance.md). Tests of
-// parallel extraction set it to 0.
+// it is then the work, and a second worker costs more CPU time than it
+// saves wall time (hand-offs of the processor on every file creation,
+// contention; measured in docs/performance.md). Tests of parallel
+// extraction set it to 0.
 var smallEntries uint64 = 64 << 10
 
-// tinyEntries is the mean compressed entry size below which two workers
-// (where there are two cores) extract the files again, each a run of
-// files of one directory at a time (see fileRuns): creating the file is
-// then nearly all the work, and the two creations run side by side in
-// different directories.
-const tinyEntries = 4 << 10
+// extractWorkers returns how many workers extract files, with procs
+// processors to run on: one for entries of a mean compressed size under
+// small, else one per processor, at most maxWorkers and one per file.
+func extractWorkers(files []planned, procs int, small uint64) int {
+	if len(files) == 0 {
+		return 1
+	}
+	var packed uint64
+	for _, p := range files {
+		packed += p.f.CompressedSize64
+	}
+	if packed/uint64(len(files)) < small {
+		return 1
+	}
+	return max(1, min(procs, maxWorkers, len(files)))
+}
 
 // fileWriter is a file of the new tree being written.
 type fileWriter interface {
@@ -414,7 +426,7 @@ func (x *extractor) reportDirs() error {
 
 // extract makes the directories, then the files.
 func (x *extractor) extract(plan []planned) error {
-	files := make([]planned, 0, len(plan))
+	files := plan[:0] // the files, in place: plan is not used after
 	for _, p := range plan {
 		key := strings.TrimSuffix(p.f.Name, "/")
 		if !p.dir {
@@ -425,19 +437,7 @@ func (x *extractor) extract(plan []planned) error {
 			return wrapErr(CodeIO, p.f.Name, err)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), maxWorkers, len(files))
-	var packed uint64
-	for _, p := range files {
-		packed += p.f.CompressedSize64
-	}
-	if len(files) > 0 {
-		switch mean := packed / uint64(len(files)); {
-		case mean < tinyEntries:
-			workers = min(workers, 2)
-		case mean < smallEntries:
-			workers = 1
-		}
-	}
+	workers := extractWorkers(files, runtime.GOMAXPROCS(0), smallEntries)
 	if workers <= 1 {
 		w := x.newWorker()
 		defer w.close()
@@ -552,9 +552,11 @@ type worker struct {
 	x    *extractor
 	dirs dirCache
 	win  *windowReader
-	buf  []byte
-	br   *bufio.Reader
+	br   *bufio.Reader // over the archive, for entries larger than the window
+	bsr  bytes.Reader  // over the window, for the others
 	fr   io.ReadCloser
+	inf  inflater
+	out  entryWriter
 }
 
 func (x *extractor) newWorker() *worker {
@@ -562,8 +564,6 @@ func (x *extractor) newWorker() *worker {
 		x:    x,
 		dirs: dirCache{root: x.root},
 		win:  newWindowReader(x.archive, x.size),
-		buf:  make([]byte, 256<<10),
-		br:   bufio.NewReaderSize(nil, 256<<10),
 	}
 }
 
@@ -579,7 +579,7 @@ func (w *worker) file(p planned) error {
 	if p.exec {
 		perm = 0o700
 	}
-	out, err := w.dirs.create(dir, base, perm)
+	out, err := w.dirs.create(dir, base, name, perm)
 	if err != nil {
 		return wrapErr(CodeIO, name, err)
 	}
@@ -610,53 +610,102 @@ func (w *worker) file(p planned) error {
 	return nil
 }
 
+// copyData writes the entry's data to out through the checks of
+// entryWriter. Compressed data that fits in the worker's window on the
+// archive (most entries: one read of the archive serves many) is read in
+// place and inflated by the in-memory inflater; larger entries are read
+// through a buffer and inflated by klauspost's streaming inflater, which
+// writes straight from its history window (WriteTo).
 func (w *worker) copyData(p planned, out io.Writer) error {
-	f, x := p.f, w.x
+	f := p.f
 	name := f.Name
-	var src io.Reader = io.NewSectionReader(w.win, p.off, int64(f.CompressedSize64))
-	if f.Method == zip.Deflate {
-		w.br.Reset(src)
+	csize := int64(f.CompressedSize64)
+	ew := &w.out
+	*ew = entryWriter{x: w.x, name: name, declared: f.UncompressedSize64, csize: max(f.CompressedSize64, 1), out: out}
+	data, inWindow, err := w.win.slice(p.off, csize)
+	if err != nil {
+		return newErr(CodeIO, name, "reading entry data: %w", err)
+	}
+	var src flate.Reader
+	if inWindow {
+		w.bsr.Reset(data)
+		src = &w.bsr
+	} else {
+		if w.br == nil {
+			w.br = bufio.NewReaderSize(nil, 256<<10)
+		}
+		w.br.Reset(io.NewSectionReader(w.x.archive, p.off, csize))
+		src = w.br
+	}
+	switch {
+	case f.Method == zip.Deflate && inWindow:
+		err = w.inf.decode(data, ew)
+	case f.Method == zip.Deflate:
 		if w.fr == nil {
-			w.fr = flate.NewReader(w.br)
-		} else if err := w.fr.(flate.Resetter).Reset(w.br, nil); err != nil {
+			w.fr = flate.NewReader(src)
+		} else if err := w.fr.(flate.Resetter).Reset(src, nil); err != nil {
 			return wrapErr(CodeCorruptArchive, name, err)
 		}
-		src = w.fr
+		_, err = w.fr.(io.WriterTo).WriteTo(ew)
+	case inWindow:
+		_, err = ew.Write(data)
+	default:
+		_, err = w.br.WriteTo(ew)
 	}
-	crc := crc32.NewIEEE()
-	declared, csize := f.UncompressedSize64, max(f.CompressedSize64, 1)
-	var written uint64
-	for {
-		n, rerr := src.Read(w.buf)
-		if n > 0 {
-			nw := written + uint64(n)
-			if nw > declared {
-				return newErr(CodeSizeMismatch, name, "data inflates past its declared size of %d bytes", declared)
-			}
-			if total := x.bytes.Add(int64(n)); x.lim.MaxBytes > 0 && total > x.lim.MaxBytes {
-				return newErr(CodeTooLarge, name, "more than %d bytes in total (Limits.MaxBytes)", x.lim.MaxBytes)
-			}
-			if x.lim.MaxRatio > 0 && nw > RatioFloor && nw/csize > uint64(x.lim.MaxRatio) {
-				return newErr(CodeRatioExceeded, name, "compression ratio exceeds %d (Limits.MaxRatio)", x.lim.MaxRatio)
-			}
-			crc.Write(w.buf[:n])
-			if _, err := out.Write(w.buf[:n]); err != nil {
-				return wrapErr(CodeIO, name, err)
-			}
-			written = nw
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return e
 		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return newErr(CodeCorruptArchive, name, "reading entry data: %w", rerr)
-		}
+		return newErr(CodeCorruptArchive, name, "reading entry data: %w", err)
 	}
-	if written != declared {
-		return newErr(CodeSizeMismatch, name, "entry has %d bytes but declares %d", written, declared)
+	return ew.check(f.CRC32)
+}
+
+// entryWriter checks an entry's data as it is produced, against its
+// declared size, the limits and, at the end, its CRC-32, and writes it
+// to the file. Its errors are *Error.
+type entryWriter struct {
+	x        *extractor
+	name     string
+	declared uint64 // uncompressed size
+	csize    uint64 // compressed size, at least 1
+	written  uint64
+	crc      uint32
+	out      io.Writer
+}
+
+func (e *entryWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
 	}
-	if sum := crc.Sum32(); sum != f.CRC32 {
-		return newErr(CodeChecksumMismatch, name, "CRC-32 is %08x, archive says %08x", sum, f.CRC32)
+	x := e.x
+	nw := e.written + uint64(len(p))
+	if nw > e.declared {
+		return 0, newErr(CodeSizeMismatch, e.name, "data inflates past its declared size of %d bytes", e.declared)
+	}
+	if total := x.bytes.Add(int64(len(p))); x.lim.MaxBytes > 0 && total > x.lim.MaxBytes {
+		return 0, newErr(CodeTooLarge, e.name, "more than %d bytes in total (Limits.MaxBytes)", x.lim.MaxBytes)
+	}
+	if x.lim.MaxRatio > 0 && nw > RatioFloor && nw/e.csize > uint64(x.lim.MaxRatio) {
+		return 0, newErr(CodeRatioExceeded, e.name, "compression ratio exceeds %d (Limits.MaxRatio)", x.lim.MaxRatio)
+	}
+	e.crc = crc32.Update(e.crc, crc32.IEEETable, p)
+	if _, err := e.out.Write(p); err != nil {
+		return 0, wrapErr(CodeIO, e.name, err)
+	}
+	e.written = nw
+	return len(p), nil
+}
+
+// check reports an entry that ended short of its declared size or whose
+// CRC-32 is not the archive's.
+func (e *entryWriter) check(crc uint32) error {
+	if e.written != e.declared {
+		return newErr(CodeSizeMismatch, e.name, "entry has %d bytes but declares %d", e.written, e.declared)
+	}
+	if e.crc != crc {
+		return newErr(CodeChecksumMismatch, e.name, "CRC-32 is %08x, archive says %08x", e.crc, crc)
 	}
 	return nil
 }
@@ -806,6 +855,40 @@ func newWindowReader(r io.ReaderAt, size int64) *windowReader {
 	return &windowReader{r: r, size: size}
 }
 
+// slice returns the archive's bytes [off, off+n) from the window,
+// refilling it at off when they are not all in it; ok is false, and
+// nothing is read, when n is larger than a window. The bytes are valid
+// until the next call.
+func (w *windowReader) slice(off, n int64) (b []byte, ok bool, err error) {
+	if n > readWindow || off < 0 || n < 0 || off > w.size-n {
+		return nil, false, nil
+	}
+	if off < w.off || off+n > w.off+int64(w.n) {
+		if err := w.fill(off); err != nil {
+			return nil, false, err
+		}
+	}
+	start := int(off - w.off)
+	return w.buf[start : start+int(n)], true, nil
+}
+
+// fill reads the window at off, which is inside the archive.
+func (w *windowReader) fill(off int64) error {
+	if w.buf == nil {
+		w.buf = make([]byte, readWindow)
+	}
+	n, err := w.r.ReadAt(w.buf[:min(int64(readWindow), w.size-off)], off)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	w.off, w.n = off, n
+	if err != nil {
+		w.n = 0
+		return err
+	}
+	return nil
+}
+
 // ReadAt reads from the window, refilling it at off when off is outside;
 // reads of a window or more go to the archive directly.
 func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
@@ -813,19 +896,10 @@ func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
 		return w.r.ReadAt(p, off)
 	}
 	if off < w.off || off+int64(len(p)) > w.off+int64(w.n) {
-		if w.buf == nil {
-			w.buf = make([]byte, readWindow)
-		}
 		if off < 0 || off >= w.size {
 			return w.r.ReadAt(p, off)
 		}
-		n, err := w.r.ReadAt(w.buf[:min(int64(readWindow), w.size-off)], off)
-		if err == io.EOF && n > 0 {
-			err = nil
-		}
-		w.off, w.n = off, n
-		if err != nil {
-			w.n = 0
+		if err := w.fill(off); err != nil {
 			return 0, err
 		}
 	}

@@ -42,3 +42,41 @@ func TestFileRuns(t *testing.T) {
 		})
 	}
 }
+
+// extractWorkers gives one worker to small entries and one per processor
+// (at most maxWorkers, at most one per file) to larger ones, by the mean
+// compressed size.
+func TestExtractWorkers(t *testing.T) {
+	sized := func(sizes ...uint64) []planned {
+		var out []planned
+		for i, s := range sizes {
+			out = append(out, planned{f: &zip.File{FileHeader: zip.FileHeader{Name: fmt.Sprint(i), CompressedSize64: s}}})
+		}
+		return out
+	}
+	const small = 64 << 10
+	cases := []struct {
+		name  string
+		files []planned
+		procs int
+		want  int
+	}{
+		{"no files", nil, 2, 1},
+		{"tiny entries", sized(1000, 1000, 1000), 2, 1},
+		{"mean just under", sized(small-1, small-1), 2, 1},
+		{"mean at the bound", sized(small, small), 2, 2},
+		{"mean of mixed sizes over", sized(10, 2*small), 2, 2},
+		{"mean of mixed sizes under", sized(10, 10, 10, small), 2, 1},
+		{"one processor", sized(1<<20, 1<<20), 1, 1},
+		{"one per file", sized(1 << 20), 8, 1},
+		{"at most maxWorkers", sized(1<<20, 1<<20, 1<<20, 1<<20, 1<<20, 1<<20), 8, maxWorkers},
+		{"procs 0", sized(1<<20, 1<<20), 0, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := extractWorkers(c.files, c.procs, small); got != c.want {
+				t.Fatalf("extractWorkers = %d, want %d", got, c.want)
+			}
+		})
+	}
+}

@@ -21,10 +21,13 @@
 // Both directions use every core: [Write] reads and compresses files
 // ahead of the archive on one worker per core (within a fixed memory
 // budget) and writes them in order; [Extract] creates the validated
-// files on up to four workers. Deflate is github.com/klauspost/compress's
-// (faster than compress/flate both ways, same format); files that would
-// not shrink (already compressed formats by name, anything else by a
-// trial) are stored.
+// files on up to four workers (one when the entries are small). Deflate
+// is github.com/klauspost/compress's (faster than compress/flate both
+// ways, same format), except that Extract inflates an entry whose
+// compressed data fits in its 1 MiB window on the archive with an
+// in-memory inflater of its own (faster again; it accepts exactly the
+// streams compress/flate accepts); files that would not shrink (already
+// compressed formats by name, anything else by a trial) are stored.
 //
 // Every refusal is an [*Error] carrying a stable [Code] and the name of the
 // offending entry; use [CodeOf] to classify an error.

@@ -44,6 +44,12 @@ func Classify(ctx context.Context, op string, err error, format string, args ...
 	if errors.As(err, &e) {
 		return e
 	}
+	if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) && errors.Is(cause, context.DeadlineExceeded) {
+		// Cancelled with a timeout as its cause (a watch of progress,
+		// internal/stall): the cause says what passed, the client's error
+		// only that the context ended.
+		err = cause
+	}
 	code := artifacts.CodeIO
 	switch c := HTTPCode(err); {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):

@@ -18,6 +18,8 @@ func TestClassify(t *testing.T) {
 	cancel()
 	expired, stop := context.WithTimeout(context.Background(), -1)
 	defer stop()
+	stalled, stallCancel := context.WithCancelCause(context.Background())
+	stallCancel(fmt.Errorf("no progress: %w", context.DeadlineExceeded))
 	own := artifacts.Errorf(artifacts.CodeCorrupt, "get", nil, "bad")
 	for _, tc := range []struct {
 		name string
@@ -34,6 +36,7 @@ func TestClassify(t *testing.T) {
 		{"refused", context.Background(), syscall.ECONNREFUSED, artifacts.CodeUnavailable},
 		{"deadline", expired, errors.New("x"), artifacts.CodeTimeout},
 		{"canceled", done, errors.New("x"), artifacts.CodeCanceled},
+		{"cancelled with a timeout cause", stalled, context.Canceled, artifacts.CodeTimeout},
 		{"other", context.Background(), errors.New("x"), artifacts.CodeIO},
 		{"already classified", context.Background(), own, artifacts.CodeCorrupt},
 	} {

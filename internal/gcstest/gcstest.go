@@ -4,6 +4,8 @@ package gcstest
 
 import (
 	"context"
+	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"cloud.google.com/go/storage"
@@ -30,4 +32,38 @@ func Client(t testing.TB, buckets ...string) *storage.Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// Hanging is an HTTP transport that passes requests on until Hang is set,
+// then holds each one until its context ends: a service that stopped
+// answering.
+type Hanging struct {
+	hang atomic.Bool
+	next http.RoundTripper
+}
+
+// Hang makes every later request wait for its context to end.
+func (h *Hanging) Hang() { h.hang.Store(true) }
+
+// RoundTrip passes r on, or holds it once Hang was called.
+func (h *Hanging) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h.hang.Load() {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	return h.next.RoundTrip(r)
+}
+
+// HangingClient returns a client of the emulator at base (its URL) whose
+// requests go through a Hanging transport, closed when the test ends.
+func HangingClient(t testing.TB, base string) (*storage.Client, *Hanging) {
+	t.Helper()
+	h := &Hanging{next: http.DefaultTransport}
+	c, err := storage.NewClient(context.Background(), option.WithEndpoint(base+"/storage/v1/"),
+		option.WithoutAuthentication(), storage.WithJSONReads(), option.WithHTTPClient(&http.Client{Transport: h}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, h
 }

@@ -182,6 +182,10 @@ func ctxErr(ctx context.Context, op string) *Error {
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
 		return Errorf(CodeTimeout, op, err, "deadline passed")
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		// Cancelled with a timeout as its cause (a watch of progress,
+		// internal/stall): say what passed.
+		return Errorf(CodeTimeout, op, context.Cause(ctx), "timed out")
 	default:
 		return Errorf(CodeCanceled, op, err, "canceled")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentstore/agentstore/internal/stall"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -120,7 +121,12 @@ func (s *Store) PlanRepair(ctx context.Context, opts artifacts.RepairOptions) (a
 		wg.Wait()
 		return firstErr
 	}
-	err := s.scan(ctx, op, listed, check, func(f foreignObject) {
+	sctx, cancel := s.walkCtx(ctx)
+	defer cancel()
+	err := s.scan(sctx, op, listed, func(scope artifacts.Scope, names []nameVersions) error {
+		defer stall.Pause(sctx)() // reading the scope's objects is not the listing's progress
+		return check(scope, names)
+	}, func(f foreignObject) {
 		rep.CorruptItems = append(rep.CorruptItems, artifacts.CorruptItem{Path: f.name, Reason: "not a version of the layout: " + f.reason, Code: artifacts.CodeForeign})
 	})
 	if opts.Progress != nil {

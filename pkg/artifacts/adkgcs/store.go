@@ -37,6 +37,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/agentstore/agentstore/internal/gcserr"
+	"github.com/agentstore/agentstore/internal/stall"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
@@ -71,7 +72,12 @@ type Options struct {
 	// ChunkSize is the upload chunk of large payloads: the memory one Put
 	// holds (default 8 MiB).
 	ChunkSize int
-	// Retry configures the retries of each request, as gcsstore's.
+	// Retry configures the retries of each request, as gcsstore's, and
+	// Retry.WalkIdle bounds a store-wide walk (Walk, ListScopes,
+	// PlanRepair) whose context has no deadline by its progress, as
+	// gcsstore's: it ends with CodeTimeout once that long passes with no
+	// object listed, time spent in the caller's callback not counted
+	// (default 5 minutes).
 	Retry gcsstore.Options
 }
 
@@ -237,6 +243,23 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		AttributeRecords:   true,
 		HeaderMIMETypes:    true,
 	}
+}
+
+// walkCtx bounds a store-wide walk when ctx has no deadline: not by its
+// total time, which grows with the bucket (and, in fs verify, with the
+// reading done as the walk goes), but by its progress. The walk is
+// cancelled, as a timeout, once the layout's longest deadline passes with
+// no object listed while it was not paused in its caller's callback
+// (internal/stall). A deadline of the caller's own is kept as it is.
+func (s *Store) walkCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	idle := s.opts.Retry.WalkIdle
+	if idle <= 0 {
+		idle = artifacts.MaxDeadlineMillis * time.Millisecond
+	}
+	return stall.WithIdle(ctx, idle)
 }
 
 func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {

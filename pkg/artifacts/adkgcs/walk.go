@@ -9,6 +9,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/agentstore/agentstore/internal/gcserr"
+	"github.com/agentstore/agentstore/internal/stall"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -23,7 +24,7 @@ import (
 // the form ADK Go and Python read; the other form's objects are reported
 // the same way.
 func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) error {
-	cctx, cancel := s.callCtx(ctx)
+	cctx, cancel := s.walkCtx(ctx)
 	defer cancel()
 	var foreign []foreignObject
 	err := s.scan(cctx, "walk", nil, func(scope artifacts.Scope, names []nameVersions) error {
@@ -39,6 +40,7 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 			u.Names = append(u.Names, n)
 		}
 		u.NameSlots = len(u.Names)
+		defer stall.Pause(cctx)()
 		return fn(u)
 	}, func(f foreignObject) { foreign = append(foreign, f) })
 	if err != nil || len(foreign) == 0 {
@@ -53,7 +55,8 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 
 // scan lists every object below the root in one flat listing (names,
 // sizes, generations, content types, metadata and checksums; never a
-// payload) under ctx as it is (no deadline of its own), calling listed,
+// payload) under ctx as it is (no deadline of its own; each object listed
+// is progress for a stall watch in ctx, see walkCtx), calling listed,
 // when set, once per object listed (an error it returns stops the scan).
 // It calls scope once per scope that holds versions, as the listing
 // reaches the end of the scope's objects (Cloud Storage lists by name, so
@@ -94,6 +97,10 @@ func (s *Store) scan(ctx context.Context, op string, listed func() error, scope 
 			break
 		}
 		if err != nil {
+			return gcserr.Classify(ctx, op, err, "listing gs://%s/%s", s.bucket, s.root)
+		}
+		stall.Touch(ctx)
+		if err := ctx.Err(); err != nil { // ended while objects of a page were still buffered
 			return gcserr.Classify(ctx, op, err, "listing gs://%s/%s", s.bucket, s.root)
 		}
 		rel := strings.TrimPrefix(a.Name, s.root)

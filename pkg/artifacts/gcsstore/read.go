@@ -12,6 +12,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/agentstore/agentstore/internal/pool"
+	"github.com/agentstore/agentstore/internal/stall"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -61,6 +62,7 @@ func (s *Store) scanTail(ctx context.Context, prefix string, after int64) (nameS
 		if err != nil {
 			return sc, err
 		}
+		stall.Touch(ctx)
 		if a.Name == "" { // a sub-prefix: not of the layout
 			continue
 		}
@@ -102,6 +104,7 @@ func (s *Store) listPrefixes(ctx context.Context, prefix string, stopAt int) ([]
 		if err != nil {
 			return nil, err
 		}
+		stall.Touch(ctx)
 		if a.Prefix != "" && isHash(lastSegment(a.Prefix)) {
 			out = append(out, a.Prefix)
 			if stopAt > 0 && len(out) >= stopAt {
@@ -137,6 +140,7 @@ func (s *Store) readRecord(ctx context.Context, op, objName string, gen int64) (
 	if len(b) > artifacts.MaxRecordFileBytes {
 		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "record %s is larger than %d bytes", objName, artifacts.MaxRecordFileBytes)
 	}
+	stall.Touch(ctx)
 	rec, err := artifacts.DecodeRecord(b)
 	if err != nil {
 		return artifacts.Record{}, err

@@ -33,6 +33,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/agentstore/agentstore/internal/gcserr"
+	"github.com/agentstore/agentstore/internal/stall"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -97,6 +98,13 @@ type Options struct {
 	// with CodeInvalidMetadata before anything is written, since the
 	// record's other fields do not fit beside it.
 	MaxRecordBytes int
+	// WalkIdle bounds a store-wide walk (Walk, ListScopes) whose context
+	// has no deadline by its progress: the walk ends with CodeTimeout once
+	// this long passes with no object listed and no record read, time
+	// spent in the caller's callback not counted (default the layout's
+	// longest deadline, artifacts.MaxDeadlineMillis: 5 minutes). A walk
+	// has no bound on its total time, which grows with the bucket.
+	WalkIdle time.Duration
 }
 
 // Store is a Cloud Storage artifact store: the objects below a prefix of one
@@ -286,6 +294,23 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 		MaxRecordBytes:   s.opts.MaxRecordBytes,
 		MaxNameBytes:     artifacts.MaxNameBytes,
 	}
+}
+
+// walkCtx bounds a store-wide walk when ctx has no deadline: not by its
+// total time, which grows with the bucket (and, in fs verify, with the
+// reading done as the walk goes), but by its progress. The walk is
+// cancelled, as a timeout, once the layout's longest deadline passes with
+// no object listed or record read while it was not paused in its caller's
+// callback (internal/stall). A deadline of the caller's own is kept as it is.
+func (s *Store) walkCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	idle := s.opts.WalkIdle
+	if idle <= 0 {
+		idle = artifacts.MaxDeadlineMillis * time.Millisecond
+	}
+	return stall.WithIdle(ctx, idle)
 }
 
 // callCtx bounds a call by the layout's longest deadline when ctx has none.

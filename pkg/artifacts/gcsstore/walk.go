@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentstore/agentstore/internal/stall"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
@@ -17,7 +18,7 @@ import (
 // reported as Problems whose Path is the object name.
 func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) error {
 	const op = "walk"
-	cctx, cancel := s.callCtx(ctx)
+	cctx, cancel := s.walkCtx(ctx)
 	defer cancel()
 	if err := artifacts.CheckContext(cctx, op); err != nil {
 		return err
@@ -34,7 +35,10 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 		if err != nil {
 			return classify(cctx, op, err, "scope %s", lastSegment(sp))
 		}
-		if err := fn(u); err != nil {
+		resume := stall.Pause(cctx) // the caller's time is not the walk's
+		err = fn(u)
+		resume()
+		if err != nil {
 			return err
 		}
 	}
@@ -122,7 +126,7 @@ func (s *Store) walkScope(ctx context.Context, hash string) (artifacts.ScopeUsag
 // it reads the latest record of one name after another until one decodes.
 func (s *Store) ListScopes(ctx context.Context) ([]artifacts.Scope, error) {
 	const op = "list scopes"
-	cctx, cancel := s.callCtx(ctx)
+	cctx, cancel := s.walkCtx(ctx)
 	defer cancel()
 	if err := artifacts.CheckContext(cctx, op); err != nil {
 		return nil, err

@@ -205,11 +205,10 @@ func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts
 	}
 	// What a store at the prefix would hold, else (for gs://BUCKET) the
 	// bucket's top level.
-	under, where := strings.TrimPrefix(loc.Prefix+"/", root), "objects below "+loc.Prefix+"/: "
-	kids := childNames(lst.Names, under)
+	where := "objects below " + loc.Prefix + "/: "
+	kids := childNames(lst.Names, strings.TrimPrefix(loc.Prefix+"/", root))
 	if len(kids) == 0 {
-		under, where = "", "objects in bucket "+loc.Bucket+": "
-		kids = childNames(lst.Names, "")
+		where, kids = "objects in bucket "+loc.Bucket+": ", childNames(lst.Names, "")
 	}
 	c.Found = where + strings.Join(kids[:min(inspectShown, len(kids))], ", ")
 	if len(kids) > inspectShown || !lst.Complete {

@@ -49,10 +49,11 @@ workspaces under the --scratch root.`)
 
 func newFsCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := cmdutil.NewGroupCmd("fs",
-		"Verify and repair a filesystem store",
-		`Verify the records and payloads of a store, and repair what interrupted
-writers left behind.`)
-	cmd.AddCommand(fscmd.NewCmdRepair(f, nil), fscmd.NewCmdVerify(f, nil))
+		"Verify, repair and migrate a filesystem store",
+		`Verify the records and payloads of a store, repair what interrupted
+writers left behind, and move a Google ADK file store's old users/ tree to
+where ADK Python reads it (fs migrate --from legacy).`)
+	cmd.AddCommand(fscmd.NewCmdRepair(f, nil), fscmd.NewCmdVerify(f, nil), fscmd.NewCmdMigrate(f, nil))
 	return cmd
 }
 

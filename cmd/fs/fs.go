@@ -129,10 +129,18 @@ func foreignSection(ios *iostreams.IOStreams, st output.Styles, items []repair.C
 		return
 	}
 	fmt.Fprintf(w, "\n%s\n", st.Warn(fmt.Sprintf("%d %s not part of the layout (foreign, never read):", len(items), plural(len(items), "object", "objects"))))
+	generic := false
 	for _, c := range items {
 		fmt.Fprintf(w, "  %s: %s\n", output.Escape(c.Path), output.Escape(c.Reason))
+		if c.NextCommand != "" {
+			fmt.Fprintf(w, "    next: %s\n", c.NextCommand)
+		} else {
+			generic = true
+		}
 	}
-	fmt.Fprintf(w, "    next: these are not versions any ADK library reads; move or delete them by hand if they are not yours\n")
+	if generic {
+		fmt.Fprintf(w, "    next: these are not versions any ADK library reads; move or delete them by hand if they are not yours\n")
+	}
 }
 
 // found is the problems_found error (exit 3) of a run that found corrupt

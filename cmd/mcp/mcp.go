@@ -342,6 +342,7 @@ func run(ctx context.Context, opts *Options) error {
 		if in == nil {
 			in = os.Stdin
 		}
+		tuneStdioRuntime(os.Getenv)
 		if out == nil {
 			out = os.Stdout
 		}

@@ -5,7 +5,10 @@
 //   node client.mjs [--header K:V ...] [--roots URI,...] --http URL   < script.json
 //   node client.mjs [--roots URI,...] --stdio COMMAND [ARGS...]          < script.json
 //
-// script.json is {"calls":[{"tool":NAME,"arguments":{...},"repeat":N}]}.
+// script.json is {"calls":[{"tool":NAME,"arguments":{...},"repeat":N,"warmup":W}]}:
+// W untimed calls (default 0) before the N timed ones, so that the
+// client's own JavaScript is compiled by then (a V8 process runs its
+// first few hundred calls slower; see bench.sh).
 // The output is {"server":{...},"tools":[...],"results":[{"tool","isError",
 // "content","structuredContent","error","micros":[...]}]}: micros holds the
 // client-side latency of every repetition in microseconds.
@@ -62,6 +65,17 @@ try {
   for (const call of script.calls ?? []) {
     const r = { tool: call.tool, micros: [] };
     const n = call.repeat ?? 1;
+    for (let i = 0; i < (call.warmup ?? 0) && r.error === undefined; i++) {
+      try {
+        await client.callTool({ name: call.tool, arguments: call.arguments ?? {} });
+      } catch (e) {
+        r.error = String(e?.message ?? e);
+      }
+    }
+    if (r.error !== undefined) {
+      out.results.push(r);
+      continue;
+    }
     for (let i = 0; i < n; i++) {
       const t0 = process.hrtime.bigint();
       try {

@@ -107,6 +107,11 @@ type direntRec struct {
 // inode u64, offset s64, record length u16, type u8, NUL-terminated
 // name), leaving out ".", ".." and deleted records (inode 0).
 func (ds *dirents) parse(b []byte) error {
+	// A record is at least 24 bytes (a 19-byte header, the name and its
+	// NUL, aligned to 8): room for the records of b at once, and for
+	// their names, which are at most half of b past the first few.
+	ds.ents = slices.Grow(ds.ents, len(b)/24)
+	ds.names = slices.Grow(ds.names, len(b)/2)
 	for len(b) > 0 {
 		if len(b) < 19 {
 			return errBadDirent

@@ -498,6 +498,9 @@ func TestRepair(t *testing.T) {
 	if !strings.Contains(dry.CorruptItems[1].Reason, "ADK Python no longer reads") {
 		t.Errorf("legacy tree reason: %s", dry.CorruptItems[1].Reason)
 	}
+	if got, want := dry.CorruptItems[1].NextCommand, adkfile.MigrateCommand(root, adkfile.DefaultApp); got != want {
+		t.Errorf("legacy tree next command %q, want %q", got, want)
+	}
 	// The killed save gets its metadata.json after planning (a slow
 	// writer): it is skipped, not removed.
 	write(t, root, art+"/up.bin/versions/0/metadata.json", `{"fileName": "up.bin", "version": 0}`)

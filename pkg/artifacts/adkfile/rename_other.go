@@ -6,5 +6,12 @@ package adkfile
 // newName, failing with an error matching fs.ErrExist when newName exists.
 // Off Linux the check and the rename are two steps.
 func (s *Store) renameNoReplace(dir, oldName, newName string) error {
-	return s.renameChecked(dir, oldName, newName)
+	return s.moveChecked(dir, oldName, dir, newName)
+}
+
+// moveNoReplace renames oldDir/oldName to newDir/newName, failing with an
+// error matching fs.ErrExist when the new name exists. Off Linux the check
+// and the rename are two steps.
+func (s *Store) moveNoReplace(oldDir, oldName, newDir, newName string) error {
+	return s.moveChecked(oldDir, oldName, newDir, newName)
 }

@@ -120,7 +120,7 @@ func (s *Store) PlanRepair(ctx context.Context, opts artifacts.RepairOptions) (a
 	}
 	for _, p := range stray {
 		rep.Scanned++
-		rep.CorruptItems = append(rep.CorruptItems, artifacts.CorruptItem{Reason: p.Reason, Path: p.Path, Code: p.Code})
+		rep.CorruptItems = append(rep.CorruptItems, artifacts.CorruptItem{Reason: p.Reason, Path: p.Path, Code: p.Code, NextCommand: p.NextCommand})
 	}
 	rep.Corrupt = int64(len(rep.CorruptItems))
 	if opts.Progress != nil {

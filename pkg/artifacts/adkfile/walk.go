@@ -176,68 +176,72 @@ func foreign(abs, what string) artifacts.Problem {
 	return artifacts.Problem{Path: abs, Reason: fmt.Sprintf(ReasonForeign, what), Code: artifacts.CodeForeign}
 }
 
-// scopeDirs calls fn for every scope directory of the store's tree (and
-// reports the tree's foreign entries through foreignFn).
-func (s *Store) scopeDirs(ctx context.Context, op string, fn func(scope artifacts.Scope, dir string) error, foreignFn func(artifacts.Problem)) error {
-	// users walks ROOT/…/users/ of app.
-	users := func(app, udir string) error {
-		entries, err := s.readDir(op, udir)
+// userScopes calls fn for every scope directory below the users/
+// directory udir (relative to the root), as scopes of app, and reports
+// the entries that are not part of the layout through foreignFn. It never
+// follows a symbolic link.
+func (s *Store) userScopes(ctx context.Context, op, app, udir string, fn func(scope artifacts.Scope, dir string) error, foreignFn func(artifacts.Problem)) error {
+	entries, err := s.readDir(op, udir)
+	if err != nil {
+		return err
+	}
+	for _, u := range entries {
+		if err := artifacts.CheckContext(ctx, op); err != nil {
+			return err
+		}
+		urel := path.Join(udir, u.Name())
+		if !u.IsDir() || u.Type()&fs.ModeSymlink != 0 || checkSegment(u.Name()) != nil {
+			foreignFn(foreign(s.abs(urel), "not a user directory"))
+			continue
+		}
+		ue, err := s.readDir(op, urel)
 		if err != nil {
 			return err
 		}
-		for _, u := range entries {
-			if err := artifacts.CheckContext(ctx, op); err != nil {
-				return err
-			}
-			urel := path.Join(udir, u.Name())
-			if !u.IsDir() || u.Type()&fs.ModeSymlink != 0 || checkSegment(u.Name()) != nil {
-				foreignFn(foreign(s.abs(urel), "not a user directory"))
-				continue
-			}
-			ue, err := s.readDir(op, urel)
-			if err != nil {
-				return err
-			}
-			for _, k := range ue {
-				krel := path.Join(urel, k.Name())
-				switch {
-				case k.Name() == ArtifactsDir && k.IsDir():
-					if err := fn(artifacts.UserScope(app, u.Name()), krel); err != nil {
-						return err
+		for _, k := range ue {
+			krel := path.Join(urel, k.Name())
+			switch {
+			case k.Name() == ArtifactsDir && k.IsDir():
+				if err := fn(artifacts.UserScope(app, u.Name()), krel); err != nil {
+					return err
+				}
+			case k.Name() == SessionsDir && k.IsDir():
+				sessions, err := s.readDir(op, krel)
+				if err != nil {
+					return err
+				}
+				for _, se := range sessions {
+					srel := path.Join(krel, se.Name())
+					if !se.IsDir() || se.Type()&fs.ModeSymlink != 0 || checkSegment(se.Name()) != nil {
+						foreignFn(foreign(s.abs(srel), "not a session directory"))
+						continue
 					}
-				case k.Name() == SessionsDir && k.IsDir():
-					sessions, err := s.readDir(op, krel)
+					sentries, err := s.readDir(op, srel)
 					if err != nil {
 						return err
 					}
-					for _, se := range sessions {
-						srel := path.Join(krel, se.Name())
-						if !se.IsDir() || se.Type()&fs.ModeSymlink != 0 || checkSegment(se.Name()) != nil {
-							foreignFn(foreign(s.abs(srel), "not a session directory"))
+					for _, a := range sentries {
+						arel := path.Join(srel, a.Name())
+						if a.Name() == ArtifactsDir && a.IsDir() {
+							if err := fn(artifacts.SessionScope(app, u.Name(), se.Name()), arel); err != nil {
+								return err
+							}
 							continue
 						}
-						sentries, err := s.readDir(op, srel)
-						if err != nil {
-							return err
-						}
-						for _, a := range sentries {
-							arel := path.Join(srel, a.Name())
-							if a.Name() == ArtifactsDir && a.IsDir() {
-								if err := fn(artifacts.SessionScope(app, u.Name(), se.Name()), arel); err != nil {
-									return err
-								}
-								continue
-							}
-							foreignFn(foreign(s.abs(arel), "a session directory holds only artifacts/"))
-						}
+						foreignFn(foreign(s.abs(arel), "a session directory holds only artifacts/"))
 					}
-				default:
-					foreignFn(foreign(s.abs(krel), "a user directory holds only artifacts/ and sessions/"))
 				}
+			default:
+				foreignFn(foreign(s.abs(krel), "a user directory holds only artifacts/ and sessions/"))
 			}
 		}
-		return nil
 	}
+	return nil
+}
+
+// scopeDirs calls fn for every scope directory of the store's tree (and
+// reports the tree's foreign entries through foreignFn).
+func (s *Store) scopeDirs(ctx context.Context, op string, fn func(scope artifacts.Scope, dir string) error, foreignFn func(artifacts.Problem)) error {
 	top, err := s.readDir(op, ".")
 	if err != nil {
 		return err
@@ -264,7 +268,7 @@ func (s *Store) scopeDirs(ctx context.Context, op string, fn func(scope artifact
 				for _, x := range ae {
 					xrel := path.Join(arel, x.Name())
 					if x.Name() == UsersDir && x.IsDir() {
-						if err := users(a.Name(), xrel); err != nil {
+						if err := s.userScopes(ctx, op, a.Name(), xrel, fn, foreignFn); err != nil {
 							return err
 						}
 						continue
@@ -273,11 +277,11 @@ func (s *Store) scopeDirs(ctx context.Context, op string, fn func(scope artifact
 				}
 			}
 		case t.Name() == UsersDir && s.variant == VariantUsers:
-			if err := users(s.app, UsersDir); err != nil {
+			if err := s.userScopes(ctx, op, s.app, UsersDir, fn, foreignFn); err != nil {
 				return err
 			}
 		case t.Name() == UsersDir:
-			foreignFn(artifacts.Problem{Path: s.abs(UsersDir), Code: artifacts.CodeForeign, Reason: LegacyReason(s.rootPath)})
+			foreignFn(artifacts.Problem{Path: s.abs(UsersDir), Code: artifacts.CodeForeign, Reason: LegacyReason(s.rootPath), NextCommand: MigrateCommand(s.rootPath, s.app)})
 		default:
 			foreignFn(foreign(s.abs(t.Name()), "the root holds only "+s.variant.String()))
 		}
@@ -286,11 +290,12 @@ func (s *Store) scopeDirs(ctx context.Context, op string, fn func(scope artifact
 }
 
 // LegacyReason is the reason given for the old-layout ROOT/users/ tree of a
-// store whose current tree is ROOT/apps/.
+// store whose current tree is ROOT/apps/; the problem's next command is
+// MigrateCommand.
 func LegacyReason(root string) string {
-	return "an old-layout tree (ADK Python before apps/{app}/, or ADK JS), which ADK Python no longer reads: move each " +
+	return "an old-layout tree (ADK Python before apps/{app}/, or ADK JS), which ADK Python no longer reads: fs migrate moves each " +
 		filepath.Join(root, UsersDir, "{user}") + " to " + filepath.Join(root, AppsDir, "{app}", UsersDir, "{user}") +
-		" for the app that wrote it (with no writer running), or open the tree as its own store"
+		" for the app that wrote it (--app, the store app by default) as a planned, confirmed move, with no writer running"
 }
 
 // Walk calls fn once per scope directory, with every name's published

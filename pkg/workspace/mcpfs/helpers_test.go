@@ -276,14 +276,12 @@ type rawClient struct {
 	err  error         // what it returned
 }
 
-// startStdio serves the env's session with ServeStdio over pipes until
-// the test ends (or close is called).
+// startStdio serves the env's session with ServeStdio until the test
+// ends (or close is called): its input is a blocking socket pair or pipe
+// as a spawned server's stdin is (stdinPair), its output a pipe.
 func startStdio(t testing.TB, e *env, ctx context.Context) *rawClient {
 	t.Helper()
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inR, inW := stdinPair(t)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

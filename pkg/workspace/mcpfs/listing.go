@@ -53,11 +53,22 @@ func listDirectory(ctx context.Context, c *call, raw json.RawMessage) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	lines := make([]string, 0, len(ents))
+	// One string for the listing: the tag, a space and the name a line.
+	size := 0
 	for _, e := range ents {
-		lines = append(lines, kindTag(e.Type())+" "+e.Name())
+		size += len(kindTag(e.Type())) + len(e.Name()) + 2
 	}
-	return textResult(strings.Join(lines, "\n")), nil
+	var b strings.Builder
+	b.Grow(size)
+	for i, e := range ents {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(kindTag(e.Type()))
+		b.WriteByte(' ')
+		b.WriteString(e.Name())
+	}
+	return textResult(b.String()), nil
 }
 
 func listDirectoryWithSizes(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {

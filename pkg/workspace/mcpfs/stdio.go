@@ -41,13 +41,18 @@ func tooLargeHandler(_ context.Context, _ *mcp.ServerSession, p *tooLargeParams)
 // requires. A request line longer than Limits.MaxRequestBytes is answered
 // with an error for its id, a line that is not a JSON-RPC message with a
 // parse or invalid-request error (id null; batches are not supported),
-// and the session goes on.
+// and the session goes on. When r is a pipe or a socket in blocking mode
+// (a process's stdin, as runtimes spawn tool servers), it is read in
+// non-blocking mode through the Go runtime's poller while the session
+// lasts, and set back to blocking mode before ServeStdio returns.
 func (s *Server) ServeStdio(ctx context.Context, scope artifacts.Scope, r io.Reader, w io.Writer) error {
 	texts := newTextSlots()
 	srv, err := s.forSession(scope, texts)
 	if err != nil {
 		return err
 	}
+	r, restore := pollable(r)
+	defer restore()
 	err = srv.Run(ctx, &stdioTransport{r: r, w: w, limit: s.limits.MaxRequestBytes, texts: texts})
 	if cerr := s.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
@@ -302,9 +307,16 @@ type lineLimiter struct {
 }
 
 // idAtEnd and idAtStart find a top-level "id" of a JSON-RPC message.
+// They are compiled on first use, by the first oversized message: their
+// bounded repetitions take milliseconds to compile, which every command of
+// the binary would pay at start-up as package variables.
 var (
-	idAtEnd   = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})\s*}\s*$`)
-	idAtStart = regexp.MustCompile(`^\s*{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})`)
+	idAtEnd = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})\s*}\s*$`)
+	})
+	idAtStart = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?[0-9]{1,20})`)
+	})
 )
 
 // next returns the next line (with its newline, if it had one), or its
@@ -350,9 +362,9 @@ func (l *lineLimiter) next() ([]byte, error) {
 func (l *lineLimiter) replacement(head, tail []byte, total int64) []byte {
 	tail = bytes.TrimRight(tail, "\r\n")
 	var id []byte
-	if m := idAtEnd.FindSubmatch(tail); m != nil {
+	if m := idAtEnd().FindSubmatch(tail); m != nil {
 		id = m[1]
-	} else if m := idAtStart.FindSubmatch(head); m != nil {
+	} else if m := idAtStart().FindSubmatch(head); m != nil {
 		id = m[1]
 	}
 	if id == nil {

@@ -65,32 +65,23 @@ func NewStores() *artifacts.URLMux {
 	return m
 }
 
-// closers closes each of its closers.
-type closers []io.Closer
-
-func (c closers) Close() error {
-	var errs []error
-	for _, x := range c {
-		errs = append(errs, x.Close())
-	}
-	return errors.Join(errs...)
-}
-
-// newStores is NewStores, also returning the GCS layouts, whose unused
-// clients Cleanup closes. storeApp, when not nil, gives the store app of
-// google-adk-file stores as they are opened (--store-app).
+// newStores is NewStores, also returning the storage client of the GCS
+// layouts (one, shared by the gs:// Inspector and both layouts' detection,
+// and taken over by the store opened), which Cleanup closes when no store
+// took it. storeApp, when not nil, gives the store app of google-adk-file
+// stores as they are opened (--store-app).
 func newStores(storeApp func() string) (*artifacts.URLMux, io.Closer) {
 	m := &artifacts.URLMux{}
-	gcs := gcsstore.NewLayout(gcsstore.Options{})
+	client := &gcsstore.LazyClient{}
+	gcs := gcsstore.NewLayoutClient(gcsstore.Options{}, client)
 	m.RegisterScheme(artifacts.SchemeFile, artifacts.InspectDir)
 	m.RegisterScheme(artifacts.SchemeGCS, gcs.Inspect)
 	m.RegisterLayout(fsstore.NewLayout(fsstore.Options{}))
 	m.RegisterLayout(shardedfs.NewLayout(shardedfs.Options{}))
 	m.RegisterLayout(gcs)
-	adk := adkgcs.NewLayout(adkgcs.Options{})
-	m.RegisterLayout(adk)
+	m.RegisterLayout(adkgcs.NewLayoutClient(adkgcs.Options{}, client))
 	m.RegisterLayout(adkfile.NewLayout(adkfile.LayoutOptions{App: storeApp}))
-	return m, closers{gcs, adk}
+	return m, client
 }
 
 // NewFactory returns a Factory over ios with the real clock, a Config that

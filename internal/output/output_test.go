@@ -300,3 +300,51 @@ func TestEscape(t *testing.T) {
 		t.Errorf("EscapeLines: %q", got)
 	}
 }
+
+// TestJSONIndent: JSON writes what an Encoder with SetIndent("", "  ")
+// writes, byte for byte, for values of every JSON shape, including strings
+// that hold JSON punctuation, escapes and non-ASCII text.
+func TestJSONIndent(t *testing.T) {
+	type item struct {
+		Name     string            `json:"name"`
+		Versions []int64           `json:"versions"`
+		Meta     map[string]string `json:"meta,omitempty"`
+		Raw      json.RawMessage   `json:"raw,omitempty"`
+		Next     *item             `json:"next,omitempty"`
+	}
+	tests := []struct {
+		name string
+		v    any
+	}{
+		{"empty object", map[string]any{}},
+		{"empty array", []int{}},
+		{"null", nil},
+		{"number", 12.5},
+		{"string", "a \"quoted\" {[,:]} \\ back\\\\slash"},
+		{"nested empties", map[string]any{"a": map[string]any{}, "b": []any{}, "c": []any{map[string]any{}, []any{}}}},
+		{"items", []item{
+			{Name: `x{"y":[1,2]}`, Versions: []int64{0, 1}, Meta: map[string]string{"k:": ",v\\", "ü": "中 \u202e \x7f"}},
+			{Name: "", Versions: nil, Raw: json.RawMessage(` { "a" : [ 1 , 2 ] , "b" : { } } `)},
+			{Name: "n", Next: &item{Name: "deep", Versions: []int64{3}}},
+		}},
+		{"strings in arrays", [][]string{{"", "]", "\\", "\"", "\\\""}, {}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(tt.v); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := JSON(&got, tt.v); err != nil {
+				t.Fatal(err)
+			}
+			if w := escapeHidden(want.Bytes()); !bytes.Equal(got.Bytes(), w) {
+				t.Errorf("JSON wrote\n%s\nwant\n%s", got.Bytes(), w)
+			}
+		})
+	}
+}

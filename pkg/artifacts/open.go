@@ -63,6 +63,53 @@ type Contents struct {
 	// Found describes what is there, for messages: "a regular file",
 	// "a directory holding etc, hosts, passwd and 80 more".
 	Found string
+	// Listing is, when the Inspector listed the location's objects to
+	// answer (gs://), what that listing found, for the layouts'
+	// DetectContents; nil otherwise.
+	Listing *Listing
+}
+
+// Listing is the first page of a flat listing of the objects below a
+// Cloud Storage location's root (Location.ObjectRoot: the bucket's root
+// for gs://BUCKET, else PREFIX/), names only, in byte order.
+type Listing struct {
+	// Names are the object names, relative to the root, in byte order.
+	Names []string
+	// Complete is true when Names are all the objects below the root.
+	Complete bool
+}
+
+// After reports whether the listing answers, for every object name below
+// the root that starts with prefix (relative to the root), whether one
+// exists: it is complete, or its last name sorts after every name that
+// starts with prefix. Names are compared as bytes, as Cloud Storage lists
+// them.
+func (l *Listing) After(prefix string) bool {
+	if l.Complete {
+		return true
+	}
+	if len(l.Names) == 0 || prefix == "" {
+		return false
+	}
+	last := l.Names[len(l.Names)-1]
+	// Every name starting with prefix sorts before prefix with its last
+	// byte incremented (when that byte is not 0xff).
+	b := prefix[len(prefix)-1]
+	if b == 0xff {
+		return false
+	}
+	return last >= prefix[:len(prefix)-1]+string([]byte{b + 1})
+}
+
+// ContentsDetector is implemented by a Layout that can recognise its
+// stores from what the scheme's Inspector found (Contents.Listing)
+// instead of reading the location again. OpenLocation calls
+// DetectContents instead of Detect when the layout implements it.
+type ContentsDetector interface {
+	// DetectContents reports, as Detect, whether loc holds a store of
+	// this layout, given c, what the scheme's Inspector found there. It
+	// reads only what c does not answer.
+	DetectContents(ctx context.Context, loc Location, c Contents) (bool, error)
 }
 
 // Inspector reports what a location of one scheme holds. It only reads.
@@ -262,7 +309,12 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	}
 	var found []Layout
 	for _, l := range layouts {
-		ok, err := l.Detect(ctx, loc)
+		var ok bool
+		if cd, can := l.(ContentsDetector); can {
+			ok, err = cd.DetectContents(ctx, loc, c)
+		} else {
+			ok, err = l.Detect(ctx, loc)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -122,3 +122,32 @@ func TestURLMuxRegistration(t *testing.T) {
 		}()
 	}
 }
+
+// TestListingAfter checks when a listing's first page answers whether an
+// object name with a prefix exists.
+func TestListingAfter(t *testing.T) {
+	tests := []struct {
+		name   string
+		lst    artifacts.Listing
+		prefix string
+		want   bool
+	}{
+		{"complete", artifacts.Listing{Names: []string{"a"}, Complete: true}, "adk-artifacts/", true},
+		{"complete and empty", artifacts.Listing{Complete: true}, "x/", true},
+		{"empty, cut short", artifacts.Listing{}, "x/", false},
+		{"last sorts after the prefix's names", artifacts.Listing{Names: []string{"a/1", "b/1"}}, "adk-artifacts/", true},
+		{"last is the first name after them", artifacts.Listing{Names: []string{"adk-artifacts0"}}, "adk-artifacts/", true},
+		{"last is one of them", artifacts.Listing{Names: []string{"adk-artifacts/v1/s/x"}}, "adk-artifacts/", false},
+		{"last sorts before them", artifacts.Listing{Names: []string{"a/1", "abc/2"}}, "adk-artifacts/", false},
+		{"last is the prefix's parent", artifacts.Listing{Names: []string{"adk-artifacts"}}, "adk-artifacts/", false},
+		{"no prefix", artifacts.Listing{Names: []string{"z"}}, "", false},
+		{"prefix ending in 0xff", artifacts.Listing{Names: []string{"b"}}, "a\xff", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.lst.After(tt.prefix); got != tt.want {
+				t.Errorf("After(%q) of %q = %v, want %v", tt.prefix, tt.lst.Names, got, tt.want)
+			}
+		})
+	}
+}

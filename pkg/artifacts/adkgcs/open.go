@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"cloud.google.com/go/storage"
-	"google.golang.org/api/iterator"
 
 	"github.com/agentstore/agentstore/internal/gcserr"
 	"github.com/agentstore/agentstore/pkg/artifacts"
@@ -25,14 +23,21 @@ const detectSample = 1000
 // Open returns; call Close when Open was never reached.
 type Layout struct {
 	opts Options
-	gcsstore.LazyClient
+	*gcsstore.LazyClient
 	mu   sync.Mutex
 	last *sampled // the last successful Detect's sample, for Open
 }
 
 // NewLayout returns the layout's opener; its stores are opened with opts
 // (and the location's ?first_version=N).
-func NewLayout(opts Options) *Layout { return &Layout{opts: opts} }
+func NewLayout(opts Options) *Layout { return NewLayoutClient(opts, &gcsstore.LazyClient{}) }
+
+// NewLayoutClient is NewLayout with the storage client of c, which the
+// other gs:// layouts of one command share (gcsstore.NewLayoutClient): the
+// Store that Open returns takes it over.
+func NewLayoutClient(opts Options, c *gcsstore.LazyClient) *Layout {
+	return &Layout{opts: opts, LazyClient: c}
+}
 
 // ChoosesFirstVersion reports that ?first_version=N applies: adk-go numbers
 // a name's versions from 1, ADK Python, Java and JS from 0.
@@ -72,61 +77,51 @@ type sampled struct {
 
 // sample reads up to n object names below the location's root, flat, in
 // one request, and whether the root's top level holds adk-artifacts/ (the
-// Erlang layouts' default prefix). The listing answers that too when it
-// is complete, or reaches past the names adk-artifacts/ objects would
-// have; only a listing cut short before them takes a second request (one
-// object below adk-artifacts/). Open reuses the sample of the last Detect
-// of its location for the bucket's first version, instead of listing
-// again.
+// Erlang layouts' default prefix): see fromListing. Open reuses the sample
+// of the last Detect of its location for the bucket's first version,
+// instead of listing again.
 func (l *Layout) sample(ctx context.Context, loc artifacts.Location, n int) (sampled, error) {
-	out := sampled{loc: loc}
+	client, err := l.Client(ctx)
+	if err != nil {
+		return sampled{loc: loc}, err
+	}
+	lst, err := gcsstore.FirstNames(ctx, l.bucket(client, loc), loc.ObjectRoot(), n)
+	if err != nil {
+		return sampled{loc: loc}, classifyOpen(ctx, loc, err)
+	}
+	return l.fromListing(ctx, loc, lst)
+}
+
+// bucket is loc's bucket with the layout's retries.
+func (l *Layout) bucket(client *storage.Client, loc artifacts.Location) *storage.BucketHandle {
+	return client.Bucket(loc.Bucket).Retryer(gcsstore.RetryOptions(l.opts.Retry)...)
+}
+
+// fromListing is the sample of lst, the first names below loc's root. The
+// listing answers whether the root's top level holds adk-artifacts/ when
+// it is complete, or reaches past the names adk-artifacts/ objects would
+// have; only a listing cut short before them takes a request (one object
+// below adk-artifacts/).
+func (l *Layout) fromListing(ctx context.Context, loc artifacts.Location, lst artifacts.Listing) (sampled, error) {
+	out := sampled{loc: loc, names: lst.Names}
+	for _, name := range out.names {
+		if strings.HasPrefix(name, erlangPrefix) {
+			out.erlang = true
+			return out, nil
+		}
+	}
+	if lst.After(erlangPrefix) {
+		return out, nil
+	}
 	client, err := l.Client(ctx)
 	if err != nil {
 		return out, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
-		defer cancel()
+	probe, err := gcsstore.FirstNames(ctx, l.bucket(client, loc), loc.ObjectRoot()+erlangPrefix, 1)
+	if err != nil {
+		return out, classifyOpen(ctx, loc, err)
 	}
-	root := loc.ObjectRoot()
-	bkt := client.Bucket(loc.Bucket).Retryer(gcsstore.RetryOptions(l.opts.Retry)...)
-	q := &storage.Query{Prefix: root}
-	_ = q.SetAttrSelection([]string{"Name"})
-	it := bkt.Objects(ctx, q)
-	it.PageInfo().MaxSize = n
-	complete := false
-	for len(out.names) < n {
-		a, err := it.Next()
-		if err == iterator.Done {
-			complete = true
-			break
-		}
-		if err != nil {
-			return out, classifyOpen(ctx, loc, err)
-		}
-		out.names = append(out.names, strings.TrimPrefix(a.Name, root))
-	}
-	// Names are listed in byte order: every object below adk-artifacts/
-	// sorts from "adk-artifacts/" up to, not including, "adk-artifacts0".
-	past := len(out.names) > 0 && out.names[len(out.names)-1] >= strings.TrimSuffix(erlangPrefix, "/")+"0"
-	for _, name := range out.names {
-		if strings.HasPrefix(name, erlangPrefix) {
-			out.erlang = true
-			break
-		}
-	}
-	if !out.erlang && !complete && !past {
-		q = &storage.Query{Prefix: root + erlangPrefix}
-		_ = q.SetAttrSelection([]string{"Name"})
-		it = bkt.Objects(ctx, q)
-		it.PageInfo().MaxSize = 1
-		if _, err := it.Next(); err == nil {
-			out.erlang = true
-		} else if err != iterator.Done {
-			return out, classifyOpen(ctx, loc, err)
-		}
-	}
+	out.erlang = len(probe.Names) > 0
 	return out, nil
 }
 
@@ -160,16 +155,45 @@ func classifyOpen(ctx context.Context, loc artifacts.Location, err error) error 
 // first 1,000 objects parses) and no adk-artifacts/ prefix.
 func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, error) {
 	s, err := l.sample(ctx, loc, detectSample)
-	if err != nil || s.erlang {
+	if err != nil {
 		return false, err
+	}
+	return l.detected(s), nil
+}
+
+var _ artifacts.ContentsDetector = (*Layout)(nil)
+
+// DetectContents is Detect on the Inspector's listing when it holds the
+// same first 1,000 names (or all of them) that Detect would list.
+func (l *Layout) DetectContents(ctx context.Context, loc artifacts.Location, c artifacts.Contents) (bool, error) {
+	lst := c.Listing
+	if lst == nil || (!lst.Complete && len(lst.Names) < detectSample) {
+		return l.Detect(ctx, loc)
+	}
+	first := *lst
+	if len(first.Names) > detectSample {
+		first.Names, first.Complete = first.Names[:detectSample], false
+	}
+	s, err := l.fromListing(ctx, loc, first)
+	if err != nil {
+		return false, err
+	}
+	return l.detected(s), nil
+}
+
+// detected reports whether s shows a store of this layout, and keeps it
+// for Open when it does.
+func (l *Layout) detected(s sampled) bool {
+	if s.erlang {
+		return false
 	}
 	for _, n := range s.names {
 		if _, err := parseObject(n); err == nil {
 			l.remember(s)
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // Guess names --layout for a root that holds objects none of which parse

@@ -2,17 +2,21 @@ package adkgcs_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkgcs"
+	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
 
 // countingEmulator starts the emulator behind a proxy that counts the
@@ -112,6 +116,83 @@ func TestLayoutDetectRequests(t *testing.T) {
 			}
 			if got := d2.Capabilities().FirstVersion; got != tt.first || n.Load() != want {
 				t.Errorf("Open without Detect: first version %d after %d requests, want %d after %d", got, n.Load(), tt.first, want)
+			}
+		})
+	}
+}
+
+// TestOpenRequests opens gs:// locations through the command line's
+// layouts (cmdutil.NewStores: the gs:// Inspector, erlang-gcs and
+// google-adk-gcs, sharing one storage client) and checks what is opened,
+// or the error, and the requests the opener makes in all, Open of the
+// layout included (erlang-gcs's Open checks that the bucket is readable
+// with one request of its own; the guesses of a failed open read too):
+// the Inspector's one listing answers the detection of both layouts
+// whenever it reaches where their objects sort.
+func TestOpenRequests(t *testing.T) {
+	many := func(format string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf(format, i))
+		}
+		return out
+	}
+	erlang := "adk-artifacts/v1/s/" + strings.Repeat("a", 64) + "/n/" + strings.Repeat("b", 64) + "/v-00000000000000000001.meta"
+	tests := []struct {
+		name    string
+		objects []string
+		uri     string
+		layout  string // "" when opening fails
+		code    artifacts.Code
+		msg     string // in the error
+		first   int64  // google-adk-gcs
+		reqs    int64
+	}{
+		{name: "google-adk-gcs, adk-go", objects: []string{"app/u/s/a.txt/1", "app/u/user/user:x/2"}, uri: "gs://" + testBucket, layout: adkgcs.LayoutName, first: 1, reqs: 1},
+		{name: "google-adk-gcs, ADK JS", objects: []string{"app/u/s/a.txt/0"}, uri: "gs://" + testBucket, layout: adkgcs.LayoutName, first: 0, reqs: 1},
+		{name: "google-adk-gcs, 1,000 names", objects: many("b/u/s/f-%04d/1", 1000), uri: "gs://" + testBucket, layout: adkgcs.LayoutName, first: 1, reqs: 1},
+		{name: "google-adk-gcs, 1,000 names before adk-artifacts/", objects: many("a/u/s/f-%04d/1", 1000), uri: "gs://" + testBucket, layout: adkgcs.LayoutName, first: 1, reqs: 3},
+		{name: "google-adk-gcs below a prefix", objects: []string{"team/app/u/s/a.txt/1"}, uri: "gs://" + testBucket + "/team", layout: adkgcs.LayoutName, first: 1, reqs: 1},
+		{name: "erlang-gcs", objects: []string{erlang}, uri: "gs://" + testBucket, layout: gcsstore.LayoutName, reqs: 2},
+		{name: "erlang-gcs below a prefix", objects: []string{"p/s/x/n/y/v-1.meta"}, uri: "gs://" + testBucket + "/p", layout: gcsstore.LayoutName, reqs: 2},
+		{name: "empty bucket", uri: "gs://" + testBucket, code: artifacts.CodeNotFound, msg: "no store at gs://" + testBucket + ": no object lies below adk-artifacts/v1/", reqs: 3},
+		{name: "unknown layout", objects: []string{"data/x.csv", "readme.txt"}, uri: "gs://" + testBucket, code: artifacts.CodeUnknownLayout,
+			msg: "gs://" + testBucket + " is not a store of a known layout (erlang-gcs, google-adk-gcs); found objects in bucket " + testBucket + ": data/, readme.txt; none of its first objects is a Google ADK artifact", reqs: 3},
+		{name: "ADK objects beside adk-artifacts/", objects: []string{"app/u/s/a.txt/1", "adk-artifacts/x"}, uri: "gs://" + testBucket, code: artifacts.CodeUnknownLayout,
+			msg: "it also holds Google ADK objects beside adk-artifacts/: give --layout google-adk-gcs to read those", reqs: 3},
+		{name: "no such bucket", uri: "gs://no-such-bucket", code: artifacts.CodeNotFound, msg: `bucket "no-such-bucket" does not exist`, reqs: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, n := countingEmulator(t)
+			for _, o := range tt.objects {
+				putObject(srv, o, []byte("x"), "text/plain", nil)
+			}
+			mux := cmdutil.NewStores()
+			n.Store(0)
+			opened, err := mux.Open(t.Context(), tt.uri, artifacts.OpenOptions{})
+			if tt.layout == "" {
+				if err == nil {
+					opened.Driver.(io.Closer).Close()
+					t.Fatalf("opened %s as %s, want %s", tt.uri, opened.Layout, tt.code)
+				}
+				if artifacts.CodeOf(err) != tt.code || !strings.Contains(err.Error(), tt.msg) {
+					t.Fatalf("error %v (%s), want %s containing %q", err, artifacts.CodeOf(err), tt.code, tt.msg)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer opened.Driver.(io.Closer).Close()
+				if opened.Layout != tt.layout {
+					t.Fatalf("opened as %s, want %s", opened.Layout, tt.layout)
+				}
+				if got := opened.Store.Capabilities().FirstVersion; tt.layout == adkgcs.LayoutName && got != tt.first {
+					t.Errorf("first version %d, want %d", got, tt.first)
+				}
+			}
+			if got := n.Load(); got != tt.reqs {
+				t.Errorf("%d requests, want %d", got, tt.reqs)
 			}
 		})
 	}

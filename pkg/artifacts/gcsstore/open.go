@@ -20,6 +20,11 @@ const LayoutName = "erlang-gcs"
 // inspectShown is how many children of a prefix Inspect names.
 const inspectShown = 4
 
+// InspectNames is how many object names Inspect lists, at most: the first
+// page of a flat listing of the location's root, which it hands to the
+// layouts' detection (artifacts.Contents.Listing).
+const InspectNames = 1000
+
 // Layout is the erlang-gcs opener for an artifacts.URLMux: objects below
 // gs://BUCKET/PREFIX/s/. Its Inspect method is the Inspector of gs://
 // locations. It makes one storage client (as OpenURI does) on first use,
@@ -27,7 +32,7 @@ const inspectShown = 4
 // Close closes it; call Close when Open was never reached.
 type Layout struct {
 	opts Options
-	LazyClient
+	*LazyClient
 }
 
 // LazyClient makes one storage client (NewClient) on first use and holds
@@ -73,7 +78,44 @@ func (l *LazyClient) Close() error {
 
 // NewLayout returns the erlang-gcs layout's opener; its stores are opened
 // with opts.
-func NewLayout(opts Options) *Layout { return &Layout{opts: opts} }
+func NewLayout(opts Options) *Layout { return NewLayoutClient(opts, &LazyClient{}) }
+
+// NewLayoutClient is NewLayout with the storage client of c, which the
+// other gs:// layouts of one command share (adkgcs.NewLayoutClient), so
+// that detection and the store opened set up one client, not one a layout:
+// the Store that Open returns takes it over.
+func NewLayoutClient(opts Options, c *LazyClient) *Layout { return &Layout{opts: opts, LazyClient: c} }
+
+// FirstNames lists the first n object names below root (a prefix ending
+// in "/", or "" for the bucket's root) of bkt, flat, names only, in one
+// request, relative to root, with a deadline of MaxDeadlineMillis unless
+// ctx has one. Its error is the client's, unclassified.
+func FirstNames(ctx context.Context, bkt *storage.BucketHandle, root string, n int) (artifacts.Listing, error) {
+	var out artifacts.Listing
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
+		defer cancel()
+	}
+	q := &storage.Query{Prefix: root}
+	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
+		return out, err
+	}
+	it := bkt.Objects(ctx, q)
+	it.PageInfo().MaxSize = n
+	for len(out.Names) < n {
+		a, err := it.Next()
+		if err == iterator.Done {
+			out.Complete = true
+			break
+		}
+		if err != nil {
+			return out, err
+		}
+		out.Names = append(out.Names, strings.TrimPrefix(a.Name, root))
+	}
+	return out, nil
+}
 
 // Info describes the layout.
 func (*Layout) Info() artifacts.LayoutInfo {
@@ -138,43 +180,87 @@ func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix st
 
 // Inspect is the Inspector of gs:// locations: a prefix exists when an
 // object lies below it; a location naming only a bucket also when the
-// bucket holds any object.
+// bucket holds any object. It makes one request, a flat listing of the
+// first InspectNames object names below the location's root
+// (Location.ObjectRoot), and returns it as the Contents' Listing for the
+// layouts' DetectContents.
 func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts.Contents, error) {
-	kids, err := l.children(ctx, loc, loc.Prefix, inspectShown+1)
+	const op = "open"
+	client, err := l.Client(ctx)
 	if err != nil {
 		return artifacts.Contents{}, err
 	}
-	if len(kids) == 0 && loc.BucketOnly {
-		// gs://BUCKET is also the bucket's root, where the layouts of
-		// Google ADK keep their objects.
-		root, err := l.children(ctx, loc, "", inspectShown+1)
-		if err != nil {
-			return artifacts.Contents{}, err
+	root := loc.ObjectRoot()
+	lst, err := FirstNames(ctx, client.Bucket(loc.Bucket).Retryer(RetryOptions(l.opts)...), root, InspectNames)
+	if err != nil {
+		if isNotExist(err) {
+			return artifacts.Contents{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "bucket %q does not exist", loc.Bucket)
 		}
-		if len(root) > 0 {
-			shown := root[:min(inspectShown, len(root))]
-			found := "objects in bucket " + loc.Bucket + ": " + strings.Join(shown, ", ")
-			if len(root) > inspectShown {
-				found += " and more"
-			}
-			return artifacts.Contents{Exists: true, Found: found}, nil
-		}
+		return artifacts.Contents{}, classify(ctx, op, err, "bucket %q is not readable", loc.Bucket)
 	}
+	c := artifacts.Contents{Exists: len(lst.Names) > 0, Listing: &lst}
+	if !c.Exists {
+		c.Found = "no object lies below " + loc.Prefix + "/"
+		return c, nil
+	}
+	// What a store at the prefix would hold, else (for gs://BUCKET) the
+	// bucket's top level.
+	where := "objects below " + loc.Prefix + "/: "
+	kids := childNames(lst.Names, strings.TrimPrefix(loc.Prefix+"/", root))
 	if len(kids) == 0 {
-		return artifacts.Contents{Found: "no object lies below " + loc.Prefix + "/"}, nil
+		where, kids = "objects in bucket "+loc.Bucket+": ", childNames(lst.Names, "")
 	}
-	shown := kids[:min(inspectShown, len(kids))]
-	found := "objects below " + loc.Prefix + "/: " + strings.Join(shown, ", ")
-	if len(kids) > inspectShown {
-		found += " and more"
+	c.Found = where + strings.Join(kids[:min(inspectShown, len(kids))], ", ")
+	if len(kids) > inspectShown || !lst.Complete {
+		c.Found += " and more"
 	}
-	return artifacts.Contents{Exists: true, Found: found}, nil
+	return c, nil
+}
+
+// childNames returns the distinct children of prefix among names (sorted
+// object names): the base name of an object right below it, or the next
+// segment with a trailing slash.
+func childNames(names []string, prefix string) []string {
+	var out []string
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(n, prefix)
+		if !ok || rest == "" {
+			continue
+		}
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[:i+1]
+		}
+		if len(out) == 0 || out[len(out)-1] != rest {
+			out = append(out, rest)
+		}
+	}
+	return out
 }
 
 // Detect reports whether an object lies below PREFIX/s/.
 func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, error) {
 	kids, err := l.children(ctx, loc, loc.Prefix+"/"+ScopesSegment, 1)
 	return len(kids) > 0, err
+}
+
+var _ artifacts.ContentsDetector = (*Layout)(nil)
+
+// DetectContents is Detect answered from the Inspector's listing when it
+// reaches where PREFIX/s/ objects sort; it lists PREFIX/s/ itself only
+// when the listing stops short of them.
+func (l *Layout) DetectContents(ctx context.Context, loc artifacts.Location, c artifacts.Contents) (bool, error) {
+	if lst := c.Listing; lst != nil {
+		want := strings.TrimPrefix(loc.Prefix+"/"+ScopesSegment+"/", loc.ObjectRoot())
+		for _, n := range lst.Names {
+			if strings.HasPrefix(n, want) {
+				return true, nil
+			}
+		}
+		if lst.After(want) {
+			return false, nil
+		}
+	}
+	return l.Detect(ctx, loc)
 }
 
 // Guess recognises a prefix one level short of a store (PREFIX/v1/s/

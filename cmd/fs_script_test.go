@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -82,8 +83,12 @@ func cmdListing(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 }
 
-// heldLocks are the locks lockfile hold took, by path.
-var heldLocks = map[string]*lock.Lock{}
+// heldLocks are the locks lockfile hold took, by path; scripts run in
+// parallel, so heldMu guards it.
+var (
+	heldMu    sync.Mutex
+	heldLocks = map[string]*lock.Lock{}
+)
 
 // cmdLockFile manages a repair lock file:
 //
@@ -107,15 +112,19 @@ func cmdLockFile(ts *testscript.TestScript, neg bool, args []string) {
 	case "hold":
 		l, err := lock.Acquire(path, lock.Options{Purpose: "fs repair (test holder)"})
 		ts.Check(err)
+		heldMu.Lock()
 		heldLocks[path] = l
+		heldMu.Unlock()
 		ts.Defer(func() { l.Release() })
 	case "release":
+		heldMu.Lock()
 		l := heldLocks[path]
+		delete(heldLocks, path)
+		heldMu.Unlock()
 		if l == nil {
 			ts.Fatalf("lock %s not held", path)
 		}
 		ts.Check(l.Release())
-		delete(heldLocks, path)
 	case "dead":
 		c := exec.Command("true")
 		ts.Check(c.Run())

@@ -24,7 +24,8 @@ func init() {
 	scriptCmds["gcs-lock"] = cmdGCSLock
 }
 
-// heldGCSLocks are the locks gcs-lock hold took, by bucket and object.
+// heldGCSLocks are the locks gcs-lock hold took, by bucket and object,
+// guarded by heldMu (scripts run in parallel).
 var heldGCSLocks = map[string]*lock.Lock{}
 
 func cmdGCSLock(ts *testscript.TestScript, neg bool, args []string) {
@@ -49,15 +50,19 @@ func cmdGCSLock(ts *testscript.TestScript, neg bool, args []string) {
 	case "hold":
 		l, err := lock.AcquireBackend(ctx, b, lock.Options{Purpose: "fs repair (test holder)"})
 		ts.Check(err)
+		heldMu.Lock()
 		heldGCSLocks[key] = l
+		heldMu.Unlock()
 		ts.Defer(func() { l.Release(); c.Close() })
 	case "release":
+		heldMu.Lock()
 		l := heldGCSLocks[key]
+		delete(heldGCSLocks, key)
+		heldMu.Unlock()
 		if l == nil {
 			ts.Fatalf("lock %s not held", key)
 		}
 		ts.Check(l.Release())
-		delete(heldGCSLocks, key)
 		c.Close()
 	case "dead":
 		p := exec.Command("true")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/output"
-	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
@@ -217,13 +215,13 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	case opts.ConfirmSet:
 		c, err := deletion.ParseConfirmation(opts.Confirm)
 		if err != nil {
-			return confirmUsage(err)
+			return cmdutil.ConfirmUsage(err)
 		}
 		conf = &c
 	case opts.ConfirmFile != "":
-		c, err := readConfirmFile(opts)
+		c, err := cmdutil.ReadConfirmFile(opts.IO.In, opts.ConfirmFile, deletion.ReadConfirmation)
 		if err != nil {
-			return err
+			return cmdutil.ConfirmUsage(err)
 		}
 		conf = &c
 	}
@@ -273,30 +271,6 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	}
 	if delErr != nil {
 		return delErr
-	}
-	return err
-}
-
-func readConfirmFile(opts *DeleteOptions) (deletion.Confirmation, error) {
-	if opts.ConfirmFile == "-" {
-		c, err := deletion.ReadConfirmation(opts.IO.In)
-		return c, confirmUsage(err)
-	}
-	f, err := os.Open(opts.ConfirmFile)
-	if err != nil {
-		return deletion.Confirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("--confirm-file: %v", err)}
-	}
-	defer f.Close()
-	c, err := deletion.ReadConfirmation(f)
-	return c, confirmUsage(err)
-}
-
-// confirmUsage makes a confirmation that is neither a plan_id nor a plan
-// a usage error (exit status 2); other errors pass unchanged.
-func confirmUsage(err error) error {
-	var pe *plan.ParseError
-	if errors.As(err, &pe) {
-		return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: err}
 	}
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -468,18 +467,7 @@ func problemsError(plan *retention.Plan) error {
 }
 
 func readPruneConfirmation(opts *PruneOptions) (retention.Confirmation, error) {
-	var c retention.Confirmation
-	var err error
-	if opts.ConfirmFile == "-" {
-		c, err = retention.ReadConfirmation(opts.IO.In)
-	} else {
-		f, oerr := os.Open(opts.ConfirmFile)
-		if oerr != nil {
-			return c, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("--confirm-file: %v", oerr)}
-		}
-		defer f.Close()
-		c, err = retention.ReadConfirmation(f)
-	}
+	c, err := cmdutil.ReadConfirmFile(opts.IO.In, opts.ConfirmFile, retention.ReadConfirmation)
 	if artifacts.CodeOf(err) == artifacts.CodeInvalidArgument {
 		return c, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: errors.New(artifacts.ReasonOf(err))}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
-	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/internal/shell"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
@@ -163,13 +161,13 @@ func runMigrate(ctx context.Context, opts *MigrateOptions) (err error) {
 	case opts.ConfirmSet:
 		c, err := adkfile.ParseMigrationConfirmation(opts.Confirm)
 		if err != nil {
-			return migrateConfirmUsage(err)
+			return cmdutil.ConfirmUsage(err)
 		}
 		conf = &c
 	case opts.ConfirmFile != "":
-		c, err := readMigrateConfirmFile(opts)
+		c, err := cmdutil.ReadConfirmFile(opts.IO.In, opts.ConfirmFile, adkfile.ReadMigrationConfirmation)
 		if err != nil {
-			return err
+			return cmdutil.ConfirmUsage(err)
 		}
 		conf = &c
 	}
@@ -306,30 +304,6 @@ func migrateCommand(u cmdutil.StoreURI, app, planID string) string {
 		store = u.Root
 	}
 	return shell.Join("agentstore", "fs", "migrate", "--store", store, "--from", adkfile.FromLegacy, "--app", app, "--confirm", planID)
-}
-
-func readMigrateConfirmFile(opts *MigrateOptions) (adkfile.MigrationConfirmation, error) {
-	if opts.ConfirmFile == "-" {
-		c, err := adkfile.ReadMigrationConfirmation(opts.IO.In)
-		return c, migrateConfirmUsage(err)
-	}
-	f, err := os.Open(opts.ConfirmFile)
-	if err != nil {
-		return adkfile.MigrationConfirmation{}, &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: fmt.Errorf("--confirm-file: %v", err)}
-	}
-	defer f.Close()
-	c, err := adkfile.ReadMigrationConfirmation(f)
-	return c, migrateConfirmUsage(err)
-}
-
-// migrateConfirmUsage makes a confirmation that is neither a plan_id nor a
-// plan a usage error (exit status 2); other errors pass unchanged.
-func migrateConfirmUsage(err error) error {
-	var pe *plan.ParseError
-	if errors.As(err, &pe) {
-		return &cmdutil.UsageError{Code: string(artifacts.CodeInvalidArgument), Err: err}
-	}
-	return err
 }
 
 func printMigration(opts *MigrateOptions, jsonOut bool, m *adkfile.Migration) error {

@@ -418,13 +418,7 @@ func TestMigrateInterrupted(t *testing.T) {
 	}
 	// The uninterrupted migration: 3 renames for x.txt, 1 for user:u.txt,
 	// 1 for y/z.txt.
-	ref := t.TempDir()
-	plant(t, ref)
-	st := open(t, ref, adkfile.Options{})
-	if _, err := st.ExecuteMigration(t.Context(), planMigration(t, st)); err != nil {
-		t.Fatal(err)
-	}
-	want := contents(t, ref)
+	want := migratedContents(t, plant)
 	const renames = 5
 	for n := 1; n <= renames; n++ {
 		t.Run(fmt.Sprint("stop at ", n), func(t *testing.T) {
@@ -475,6 +469,20 @@ func TestMigrateInterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// migratedContents plants a store with plant, migrates it without
+// interruption and returns the tree's contents afterwards: what an
+// interrupted migration and its rerun must end with.
+func migratedContents(t *testing.T, plant func(*testing.T, string)) map[string]string {
+	t.Helper()
+	ref := t.TempDir()
+	plant(t, ref)
+	st := open(t, ref, adkfile.Options{})
+	if _, err := st.ExecuteMigration(t.Context(), planMigration(t, st)); err != nil {
+		t.Fatal(err)
+	}
+	return contents(t, ref)
 }
 
 // contents maps every regular file below root (relative path) to its

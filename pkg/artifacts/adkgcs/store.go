@@ -37,7 +37,6 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/agentstore/agentstore/internal/gcserr"
-	"github.com/agentstore/agentstore/internal/stall"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
@@ -245,21 +244,10 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 	}
 }
 
-// walkCtx bounds a store-wide walk when ctx has no deadline: not by its
-// total time, which grows with the bucket (and, in fs verify, with the
-// reading done as the walk goes), but by its progress. The walk is
-// cancelled, as a timeout, once the layout's longest deadline passes with
-// no object listed while it was not paused in its caller's callback
-// (internal/stall). A deadline of the caller's own is kept as it is.
+// walkCtx bounds a store-wide walk by its progress, as gcsstore's
+// (gcsstore.WalkContext with Options.Retry.WalkIdle).
 func (s *Store) walkCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	idle := s.opts.Retry.WalkIdle
-	if idle <= 0 {
-		idle = artifacts.MaxDeadlineMillis * time.Millisecond
-	}
-	return stall.WithIdle(ctx, idle)
+	return gcsstore.WalkContext(ctx, s.opts.Retry)
 }
 
 func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -296,17 +296,23 @@ func (s *Store) Capabilities() artifacts.Capabilities {
 	}
 }
 
-// walkCtx bounds a store-wide walk when ctx has no deadline: not by its
-// total time, which grows with the bucket (and, in fs verify, with the
-// reading done as the walk goes), but by its progress. The walk is
-// cancelled, as a timeout, once the layout's longest deadline passes with
-// no object listed or record read while it was not paused in its caller's
-// callback (internal/stall). A deadline of the caller's own is kept as it is.
+// walkCtx bounds a store-wide walk of s (see WalkContext).
 func (s *Store) walkCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return WalkContext(ctx, s.opts)
+}
+
+// WalkContext bounds a store-wide walk of a Cloud Storage layout when ctx
+// has no deadline: not by its total time, which grows with the bucket
+// (and, in fs verify, with the reading done as the walk goes), but by its
+// progress. The walk is cancelled, as a timeout, once opts.WalkIdle
+// (default the layout's longest deadline) passes with no stall.Touch while
+// it is not paused in its caller's callback (internal/stall). A deadline
+// of the caller's own is kept as it is.
+func WalkContext(ctx context.Context, opts Options) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return context.WithCancel(ctx)
 	}
-	idle := s.opts.WalkIdle
+	idle := opts.WalkIdle
 	if idle <= 0 {
 		idle = artifacts.MaxDeadlineMillis * time.Millisecond
 	}

@@ -294,6 +294,11 @@ func (w *Workspace) enter() error {
 	return nil
 }
 
+// heldDir is the open descriptor of the workspace directory that enter
+// locked: valid between use and its done, for system calls relative to
+// the workspace's top (never read or seek it: calls share it).
+func (w *Workspace) heldDir() *os.File { return w.hold.f }
+
 // leave ends a call's hold; the last one unlocks the directory.
 func (w *Workspace) leave() {
 	h := &w.hold

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,44 +13,102 @@ import (
 
 // readDir returns the entries of directory name with the types the
 // directory reports (no Lstat per entry), sorted by name; reserved names
-// are hidden. The directory is opened through the root and must be the
-// one examined.
-func (t tree) readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
+// are hidden. top, when not nil, is an open descriptor of the root's
+// directory: a directory named by one component is opened relative to it
+// (see openDirAt), otherwise through the root, and must be the one
+// examined.
+func (t tree) readDir(root *os.Root, top *os.File, name string) ([]fs.DirEntry, error) {
 	op := t.op + " read dir"
 	p, err := cleanPath(op, t.scope, name, true, t.reserved)
 	if err != nil {
 		return nil, err
 	}
-	d, err := root.OpenFile(p, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, osError(op, t.scope, name, err)
+	var typed []typedEntry
+	ok := false
+	if top != nil {
+		typed, ok, err = readEntriesAt(top, p)
 	}
-	defer d.Close()
-	if p != "." {
-		held, err1 := d.Stat()
-		named, err2 := root.Lstat(p)
-		switch {
-		case err1 != nil || err2 != nil:
-			return nil, pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
-		case !named.IsDir():
-			return nil, pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a directory", name)
-		case !os.SameFile(held, named):
-			return nil, pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
+	if !ok {
+		var d *os.File
+		if d, err = t.openDir(root, op, name, p); err != nil {
+			return nil, err
 		}
+		defer d.Close()
+		typed, err = readEntries(d)
 	}
-	typed, err := readEntries(d)
 	if err != nil {
 		return nil, osError(op, t.scope, name, err)
 	}
 	if t.reserved {
 		typed = slices.DeleteFunc(typed, func(e typedEntry) bool { return strings.HasPrefix(e.name, ReservedPrefix) })
 	}
-	slices.SortFunc(typed, func(a, b typedEntry) int { return strings.Compare(a.name, b.name) })
 	ents := make([]fs.DirEntry, len(typed))
 	for i := range typed {
 		ents[i] = &typed[i]
 	}
 	return ents, nil
+}
+
+// eachEntry calls fn for each entry of directory name, in name order, as
+// readDir lists them, without a string or an allocation per entry: the
+// name is valid only during the call.
+func (t tree) eachEntry(root *os.Root, top *os.File, name string, fn func(name []byte, typ fs.FileMode)) error {
+	op := t.op + " read dir"
+	p, err := cleanPath(op, t.scope, name, true, t.reserved)
+	if err != nil {
+		return err
+	}
+	emit := fn
+	if t.reserved {
+		emit = func(n []byte, typ fs.FileMode) {
+			if !bytes.HasPrefix(n, []byte(ReservedPrefix)) {
+				fn(n, typ)
+			}
+		}
+	}
+	ok := false
+	if top != nil {
+		ok, err = eachEntryAt(top, p, emit)
+	}
+	if !ok {
+		var d *os.File
+		if d, err = t.openDir(root, op, name, p); err != nil {
+			return err
+		}
+		defer d.Close()
+		err = eachEntry(d, emit)
+	}
+	if err != nil {
+		return osError(op, t.scope, name, err)
+	}
+	return nil
+}
+
+// openDir opens the directory p (name cleaned) through the root and
+// checks that it is a directory and the one at that name.
+func (t tree) openDir(root *os.Root, op, name, p string) (*os.File, error) {
+	d, err := root.OpenFile(p, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, osError(op, t.scope, name, err)
+	}
+	if p != "." {
+		held, err1 := d.Stat()
+		named, err2 := root.Lstat(p)
+		var bad error
+		switch {
+		case err1 != nil || err2 != nil:
+			bad = pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
+		case !named.IsDir():
+			bad = pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a directory", name)
+		case !os.SameFile(held, named):
+			bad = pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
+		}
+		if bad != nil {
+			d.Close()
+			return nil, bad
+		}
+	}
+	return d, nil
 }
 
 // ReadDir returns the entries of a directory of the workspace ("." for
@@ -63,12 +122,30 @@ func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	defer done()
-	return w.tree().readDir(root, name)
+	return w.tree().readDir(root, w.heldDir(), name)
+}
+
+// EachEntry calls fn for each entry of a directory of the workspace ("."
+// for the top), in name order, with the entries and types ReadDir
+// returns, but without allocating per entry: name is valid only during
+// the call (copy it to keep it). fn must not call the workspace.
+func (w *Workspace) EachEntry(name string, fn func(name []byte, typ fs.FileMode)) error {
+	root, done, err := w.use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return w.tree().eachEntry(root, w.heldDir(), name, fn)
 }
 
 // ReadDir is Workspace.ReadDir for the reference tree.
 func (r *Reference) ReadDir(name string) ([]fs.DirEntry, error) {
-	return r.tree().readDir(r.root, name)
+	return r.tree().readDir(r.root, nil, name)
+}
+
+// EachEntry is Workspace.EachEntry for the reference tree.
+func (r *Reference) EachEntry(name string, fn func(name []byte, typ fs.FileMode)) error {
+	return r.tree().eachEntry(r.root, nil, name, fn)
 }
 
 // typedEntry is a directory entry with a name and a type only.

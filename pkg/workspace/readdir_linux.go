@@ -5,88 +5,167 @@ import (
 	"encoding/binary"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
+	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/agentstore/agentstore/internal/osutil"
 )
 
-// direntBufs holds the getdents buffers: 64 KiB lists a directory of
-// about 2,000 short names in one system call (os.File.ReadDir takes 8 KiB
-// at a time).
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+// direntPool holds the memory of listings between calls: the getdents
+// buffer (64 KiB lists a directory of about 2,000 short names in one
+// system call; os.File.ReadDir takes 8 KiB at a time) and the names and
+// records of the last listing, so that listing a large directory again
+// allocates nothing but its result.
+var direntPool = sync.Pool{New: func() any { return &dirents{buf: make([]byte, 64<<10)} }}
+
+// maxPooledNames bounds the name buffer kept for reuse (a listing of
+// about 60,000 short names); larger ones are left to the collector.
+const maxPooledNames = 1 << 20
+
+func getDirents() *dirents { return direntPool.Get().(*dirents) }
+
+func putDirents(ds *dirents) {
+	if cap(ds.names) > maxPooledNames || cap(ds.ents) > maxPooledNames/8 {
+		return
+	}
+	ds.names, ds.ents = ds.names[:0], ds.ents[:0]
+	direntPool.Put(ds)
+}
 
 // errBadDirent is a getdents record that does not fit its buffer.
 var errBadDirent = errors.New("malformed directory entry")
 
 // readEntries lists the open directory d with the entry types it reports,
-// reading its descriptor with getdents directly: no Lstat per entry (a
-// directory opened through an os.Root would make one), no path is
-// resolved, and an entry whose type the file system does not report is
-// typed with an fstatat relative to d (one removed meanwhile is left
-// out). The names share one string.
+// sorted by name (see dirents.read). The names share one string.
 func readEntries(d *os.File) ([]typedEntry, error) {
 	rc, err := d.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
-	var ds dirents
+	ds := getDirents()
+	defer putDirents(ds)
 	var rerr error
-	if err := rc.Control(func(fd uintptr) {
+	if err := rc.Control(func(fd uintptr) { rerr = ds.read(int(fd)) }); err != nil {
+		return nil, err
+	}
+	if rerr != nil {
+		return nil, pathErrorOf(rerr, d.Name())
+	}
+	return ds.entries(), nil
+}
+
+// eachEntry calls fn for each entry of the open directory d as
+// readEntries lists them, in name order; name is valid only during the
+// call.
+func eachEntry(d *os.File, fn func(name []byte, typ fs.FileMode)) error {
+	rc, err := d.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var rerr error
+	if err := rc.Control(func(fd uintptr) { rerr = eachEntryFd(int(fd), d.Name(), fn) }); err != nil {
+		return err
+	}
+	return rerr
+}
+
+// eachEntryFd is eachEntry for the directory open at fd, named name in
+// errors.
+func eachEntryFd(fd int, name string, fn func(name []byte, typ fs.FileMode)) error {
+	ds := getDirents()
+	defer putDirents(ds)
+	if err := ds.read(fd); err != nil {
+		return pathErrorOf(err, name)
+	}
+	for _, e := range ds.ents {
+		fn(ds.name(e), e.typ)
+	}
+	return nil
+}
+
+// readEntriesAt is readEntries for the directory p (one path component)
+// of the open directory top, opened with openDirAt; ok is false when it
+// could not be opened so (a missing name, a link, not a directory, a
+// path of several components): the caller opens it the general way,
+// which reports why.
+func readEntriesAt(top *os.File, p string) (ents []typedEntry, ok bool, err error) {
+	ok, err = withDirAt(top, p, func(fd int) error {
+		ds := getDirents()
+		defer putDirents(ds)
+		if err := ds.read(fd); err != nil {
+			return pathErrorOf(err, p)
+		}
+		ents = ds.entries()
+		return nil
+	})
+	return ents, ok, err
+}
+
+// eachEntryAt is eachEntry for the directory p of top, as readEntriesAt
+// opens it.
+func eachEntryAt(top *os.File, p string, fn func(name []byte, typ fs.FileMode)) (ok bool, err error) {
+	return withDirAt(top, p, func(fd int) error { return eachEntryFd(fd, p, fn) })
+}
+
+// withDirAt runs fn on a descriptor of the directory p of top ("." for
+// top itself, or one path component) opened by openDirAt, and closes it;
+// ok is false, and fn did not run, when it could not be opened so.
+func withDirAt(top *os.File, p string, fn func(fd int) error) (ok bool, err error) {
+	fd, err := openDirAt(top, p)
+	if err != nil {
+		return false, nil
+	}
+	defer unix.Close(fd)
+	return true, fn(fd)
+}
+
+// pathErrorOf names the directory in a listing's error; an *fs.PathError
+// (of an entry) is returned as it is.
+func pathErrorOf(err error, name string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &fs.PathError{Op: "readdirent", Path: name, Err: err}
+}
+
+// openDirAt opens the directory name (one path component other than
+// "..", or "." for dir itself) relative to the open directory dir
+// without following a symbolic link: the directory opened is the one at
+// that name, on a new descriptor with its own offset. It
+// returns the new descriptor, which the caller closes with unix.Close.
+// Unlike an os.Root's OpenFile it makes no other system call (no fcntl,
+// no attempt to add the descriptor to the poller, no stat to check what
+// was opened: O_NOFOLLOW and O_DIRECTORY check it in the kernel).
+func openDirAt(dir *os.File, name string) (int, error) {
+	if name == "" || name == ".." || strings.IndexByte(name, '/') >= 0 {
+		return -1, &fs.PathError{Op: "openat", Path: name, Err: unix.EINVAL}
+	}
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var oerr error
+	if err := rc.Control(func(dfd uintptr) {
 		for {
-			n, err := unix.Getdents(int(fd), *bp)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				rerr = err
-				return
-			}
-			if n <= 0 {
-				return
-			}
-			if err := ds.parse((*bp)[:n]); err != nil {
-				rerr = err
+			fd, oerr = unix.Openat(int(dfd), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if oerr != unix.EINTR {
 				return
 			}
 		}
 	}); err != nil {
-		return nil, err
+		return -1, err
 	}
-	if rerr != nil {
-		return nil, &fs.PathError{Op: "readdirent", Path: d.Name(), Err: rerr}
+	if oerr != nil {
+		return -1, &fs.PathError{Op: "openat", Path: name, Err: oerr}
 	}
-	return typeUnknown(rc, ds.entries())
-}
-
-// typeUnknown types the entries of modeUnknown with an fstatat relative
-// to the directory of rc; one removed meanwhile is left out.
-func typeUnknown(rc syscall.RawConn, ents []typedEntry) ([]typedEntry, error) {
-	var serr error
-	for i := range ents {
-		if ents[i].typ != modeUnknown {
-			continue
-		}
-		var st unix.Stat_t
-		if err := rc.Control(func(fd uintptr) { serr = unix.Fstatat(int(fd), ents[i].name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
-			return nil, err
-		}
-		switch {
-		case serr == unix.ENOENT:
-			ents[i].name = "" // removed meanwhile: left out below
-		case serr != nil:
-			return nil, &fs.PathError{Op: "lstat", Path: ents[i].name, Err: serr}
-		default:
-			ents[i].typ = osutil.ModeType(st.Mode)
-		}
-	}
-	return slices.DeleteFunc(ents, func(e typedEntry) bool { return e.name == "" }), nil
+	return fd, nil
 }
 
 // modeUnknown marks an entry whose type the directory did not report.
@@ -94,13 +173,76 @@ const modeUnknown = fs.ModeIrregular | fs.ModeTemporary
 
 // dirents collects parsed getdents records: the names in one buffer.
 type dirents struct {
+	buf   []byte // for getdents
 	names []byte
 	ents  []direntRec
 }
 
 type direntRec struct {
-	off, end int // of the name in names
-	typ      fs.FileMode
+	off uint32 // of the name in names
+	n   uint16 // the name's length
+	typ fs.FileMode
+}
+
+// name returns the name of e, in ds's buffer.
+func (ds *dirents) name(e direntRec) []byte { return ds.names[e.off : e.off+uint32(e.n)] }
+
+// read lists the directory open at fd (getdents into ds.buf until the
+// end), types each entry whose type the file system does not report with
+// an fstatat relative to fd (one removed meanwhile is left out) and sorts
+// the entries by name. No path is resolved and no entry is Lstat'ed
+// otherwise (a directory opened through an os.Root would Lstat each).
+func (ds *dirents) read(fd int) error {
+	if len(ds.buf) == 0 {
+		ds.buf = make([]byte, 64<<10)
+	}
+	for {
+		n, err := unix.Getdents(fd, ds.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			break
+		}
+		if err := ds.parse(ds.buf[:n]); err != nil {
+			return err
+		}
+	}
+	if err := ds.typeUnknown(fd); err != nil {
+		return err
+	}
+	slices.SortFunc(ds.ents, func(a, b direntRec) int { return bytes.Compare(ds.name(a), ds.name(b)) })
+	return nil
+}
+
+// typeUnknown types the entries of modeUnknown with an fstatat relative
+// to the directory at fd; one removed meanwhile is left out.
+func (ds *dirents) typeUnknown(fd int) error {
+	gone := false
+	for i := range ds.ents {
+		e := &ds.ents[i]
+		if e.typ != modeUnknown {
+			continue
+		}
+		var st unix.Stat_t
+		name := string(ds.name(*e))
+		err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		switch {
+		case err == unix.ENOENT:
+			e.n, gone = 0, true // removed meanwhile: left out below
+		case err != nil:
+			return &fs.PathError{Op: "lstat", Path: name, Err: err}
+		default:
+			e.typ = osutil.ModeType(st.Mode)
+		}
+	}
+	if gone {
+		ds.ents = slices.DeleteFunc(ds.ents, func(e direntRec) bool { return e.n == 0 })
+	}
+	return nil
 }
 
 // parse adds the records of one getdents buffer (struct linux_dirent64:
@@ -128,7 +270,10 @@ func (ds *dirents) parse(b []byte) error {
 		if ino == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
 			continue
 		}
-		ds.ents = append(ds.ents, direntRec{off: len(ds.names), end: len(ds.names) + len(name), typ: direntMode(typ)})
+		if len(ds.names)+len(name) > math.MaxUint32 {
+			return errBadDirent // 4 GiB of names: not a directory to list
+		}
+		ds.ents = append(ds.ents, direntRec{off: uint32(len(ds.names)), n: uint16(len(name)), typ: direntMode(typ)})
 		ds.names = append(ds.names, name...)
 	}
 	return nil
@@ -139,7 +284,7 @@ func (ds *dirents) entries() []typedEntry {
 	all := string(ds.names)
 	out := make([]typedEntry, len(ds.ents))
 	for i, e := range ds.ents {
-		out[i] = typedEntry{name: all[e.off:e.end], typ: e.typ}
+		out[i] = typedEntry{name: all[e.off : e.off+uint32(e.n)], typ: e.typ}
 	}
 	return out
 }

@@ -138,16 +138,73 @@ func TestTypeUnknown(t *testing.T) {
 	d, err := os.Open(dir)
 	mustDo(t, err)
 	defer d.Close()
-	rc, err := d.SyscallConn()
-	mustDo(t, err)
-	got, err := typeUnknown(rc, []typedEntry{{"file", modeUnknown}, {"dir", modeUnknown}, {"gone", modeUnknown}, {"link", modeUnknown}, {"known", fs.ModeDir}})
+	typeOf := func(recs []typedEntry) ([]typedEntry, error) {
+		var ds dirents
+		for _, r := range recs {
+			ds.ents = append(ds.ents, direntRec{off: uint32(len(ds.names)), n: uint16(len(r.name)), typ: r.typ})
+			ds.names = append(ds.names, r.name...)
+		}
+		err := ds.typeUnknown(int(d.Fd()))
+		return ds.entries(), err
+	}
+	got, err := typeOf([]typedEntry{{"file", modeUnknown}, {"dir", modeUnknown}, {"gone", modeUnknown}, {"link", modeUnknown}, {"known", fs.ModeDir}})
 	mustDo(t, err)
 	want := []typedEntry{{"file", 0}, {"dir", fs.ModeDir}, {"link", fs.ModeSymlink}, {"known", fs.ModeDir}}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if _, err := typeUnknown(rc, []typedEntry{{"file/x", modeUnknown}}); err == nil {
+	if _, err := typeOf([]typedEntry{{"file/x", modeUnknown}}); err == nil {
 		t.Error("an entry that cannot be statted: no error")
+	}
+}
+
+// TestOpenDirAt: a directory named by one component is opened relative
+// to the open directory without following a link; anything else is
+// refused, so that the caller opens it through the root.
+func TestOpenDirAt(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "file"))
+	mustDo(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	mustWrite(t, filepath.Join(dir, "sub", "inner"))
+	mustDo(t, os.Symlink("sub", filepath.Join(dir, "link")))
+	mustDo(t, os.Symlink(t.TempDir(), filepath.Join(dir, "out")))
+	top, err := os.Open(dir)
+	mustDo(t, err)
+	defer top.Close()
+	for _, c := range []struct {
+		name, want string // want: the listing, "" for a refusal
+	}{
+		{".", "file link out sub"},
+		{"sub", "inner"},
+		{"link", ""},
+		{"out", ""},
+		{"file", ""},
+		{"none", ""},
+		{"..", ""},
+		{"sub/.", ""},
+		{"", ""},
+	} {
+		ents, ok, err := readEntriesAt(top, c.name)
+		mustDo(t, err)
+		if c.want == "" {
+			if ok {
+				t.Errorf("%q: opened, listing %v", c.name, ents)
+			}
+			continue
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.name)
+		}
+		if !ok || strings.Join(names, " ") != c.want {
+			t.Errorf("%q: ok %v, %v, want %s", c.name, ok, names, c.want)
+		}
+	}
+	// The descriptor's offset is its own: listing "." twice lists it all.
+	for range 2 {
+		if ents, ok, err := readEntriesAt(top, "."); err != nil || !ok || len(ents) != 4 {
+			t.Fatalf("listing . again: %d entries, %v, %v", len(ents), ok, err)
+		}
 	}
 }
 

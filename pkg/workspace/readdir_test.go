@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,27 +43,38 @@ func TestReadDir(t *testing.T) {
 		{name: "../x", code: artifacts.CodeInvalidArgument},
 		{name: IndexName, code: artifacts.CodePermission},
 	}
+	kindOf := func(typ fs.FileMode) string {
+		switch {
+		case typ.IsDir():
+			return "dir"
+		case typ&os.ModeSymlink != 0:
+			return "link"
+		}
+		return "file"
+	}
 	for _, tt := range tests {
 		ents, err := w.ReadDir(tt.name)
+		// EachEntry lists the same entries and fails the same way.
+		var each []string
+		eerr := w.EachEntry(tt.name, func(name []byte, typ fs.FileMode) { each = append(each, string(name)+":"+kindOf(typ)) })
 		if tt.code != "" {
 			if artifacts.CodeOf(err) != tt.code {
 				t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
 			}
+			if eerr == nil || eerr.Error() != err.Error() {
+				t.Errorf("%s: EachEntry: %v, want %v", tt.name, eerr, err)
+			}
 			continue
+		}
+		if eerr != nil || strings.Join(each, " ") != tt.want {
+			t.Errorf("%s: EachEntry: %v, %v, want %s", tt.name, each, eerr, tt.want)
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		var got []string
 		for _, e := range ents {
-			kind := "file"
-			switch {
-			case e.IsDir():
-				kind = "dir"
-			case e.Type()&os.ModeSymlink != 0:
-				kind = "link"
-			}
-			got = append(got, e.Name()+":"+kind)
+			got = append(got, e.Name()+":"+kindOf(e.Type()))
 		}
 		if strings.Join(got, " ") != tt.want {
 			t.Errorf("%s: %v, want %s", tt.name, got, tt.want)
@@ -76,5 +88,12 @@ func TestReadDir(t *testing.T) {
 	ents, err := ref.ReadDir(".")
 	if err != nil || len(ents) != 5 { // the reference tree hides nothing
 		t.Errorf("reference ReadDir: %d entries, %v", len(ents), err)
+	}
+	n := 0
+	if err := ref.EachEntry(".", func([]byte, fs.FileMode) { n++ }); err != nil || n != 5 {
+		t.Errorf("reference EachEntry: %d entries, %v", n, err)
+	}
+	if err := ref.EachEntry("b.txt", func([]byte, fs.FileMode) {}); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+		t.Errorf("reference EachEntry of a file: %v", err)
 	}
 }

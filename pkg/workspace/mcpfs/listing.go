@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +41,12 @@ func (c *call) listDir(ctx context.Context, p string) (target, []fs.FileInfo, er
 	return t, ents, err
 }
 
+// listingBufs holds the buffers list_directory builds its text in.
+var listingBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledListing bounds the listing buffer kept for reuse.
+const maxPooledListing = 1 << 20
+
 func listDirectory(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	a, err := decode[pathArgs](raw)
 	if err != nil {
@@ -49,26 +56,27 @@ func listDirectory(ctx context.Context, c *call, raw json.RawMessage) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	ents, err := t.fs.readDir(ctx, t.rel)
+	// The listing, built in a reused buffer: the tag, a space and the
+	// name a line.
+	bp := listingBufs.Get().(*[]byte)
+	b := (*bp)[:0]
+	err = t.fs.eachEntry(ctx, t.rel, func(name []byte, typ fs.FileMode) {
+		if len(b) > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, kindTag(typ)...)
+		b = append(b, ' ')
+		b = append(b, name...)
+	})
+	text := string(b)
+	if cap(b) <= maxPooledListing {
+		*bp = b
+		listingBufs.Put(bp)
+	}
 	if err != nil {
 		return nil, err
 	}
-	// One string for the listing: the tag, a space and the name a line.
-	size := 0
-	for _, e := range ents {
-		size += len(kindTag(e.Type())) + len(e.Name()) + 2
-	}
-	var b strings.Builder
-	b.Grow(size)
-	for i, e := range ents {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(kindTag(e.Type()))
-		b.WriteByte(' ')
-		b.WriteString(e.Name())
-	}
-	return textResult(b.String()), nil
+	return textResult(text), nil
 }
 
 func listDirectoryWithSizes(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {

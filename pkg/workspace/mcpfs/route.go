@@ -22,6 +22,9 @@ type readFS interface {
 	list(ctx context.Context, rel string) ([]fs.FileInfo, error)
 	// readDir is list without sizes and times: names and types only.
 	readDir(ctx context.Context, rel string) ([]fs.DirEntry, error)
+	// eachEntry is readDir without a value per entry: fn sees each
+	// entry's name (valid only during the call) and type, in name order.
+	eachEntry(ctx context.Context, rel string, fn func(name []byte, typ fs.FileMode)) error
 	open(ctx context.Context, rel string) (handle, error)
 }
 
@@ -153,6 +156,14 @@ func (w *wsFS) readDir(ctx context.Context, rel string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	return ws.ReadDir(rel)
+}
+
+func (w *wsFS) eachEntry(ctx context.Context, rel string, fn func(name []byte, typ fs.FileMode)) error {
+	ws, err := w.ws(ctx)
+	if err != nil {
+		return err
+	}
+	return ws.EachEntry(rel, fn)
 }
 
 func (w *wsFS) open(ctx context.Context, rel string) (handle, error) {
@@ -295,6 +306,10 @@ func (r refFS) readDir(_ context.Context, rel string) ([]fs.DirEntry, error) {
 	return r.r.ReadDir(rel)
 }
 
+func (r refFS) eachEntry(_ context.Context, rel string, fn func(name []byte, typ fs.FileMode)) error {
+	return r.r.EachEntry(rel, fn)
+}
+
 func (r refFS) open(_ context.Context, rel string) (handle, error) {
 	f, err := r.r.Open(rel)
 	if err != nil {
@@ -422,6 +437,17 @@ func (m *memFS) readDir(ctx context.Context, rel string) ([]fs.DirEntry, error) 
 		out[i] = fs.FileInfoToDirEntry(fi)
 	}
 	return out, nil
+}
+
+func (m *memFS) eachEntry(ctx context.Context, rel string, fn func(name []byte, typ fs.FileMode)) error {
+	ents, err := m.readDir(ctx, rel)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		fn([]byte(e.Name()), e.Type())
+	}
+	return nil
 }
 
 func (m *memFS) open(ctx context.Context, rel string) (handle, error) {

@@ -96,7 +96,7 @@ func (ts *textSlots) pending() int {
 func (ts *textSlots) appendResult(buf, result []byte) ([]byte, error) {
 	var used []uint64
 	var last uint64
-	var lastJSON []byte
+	lastAt, lastEnd := -1, -1 // the JSON of text last in buf
 	for {
 		i := bytes.Index(result, ts.marker)
 		if i < 0 {
@@ -112,20 +112,25 @@ func (ts *textSlots) appendResult(buf, result []byte) ([]byte, error) {
 		if err != nil || !bytes.HasPrefix(rest[j:], []byte(placeholderEnd)) {
 			return buf, fmt.Errorf("writing a tool result: a malformed text placeholder")
 		}
-		if n != last || lastJSON == nil {
+		if n == last && lastAt >= 0 {
+			// The same text again (the structured content's copy).
+			at := len(buf)
+			buf = append(buf, buf[lastAt:lastEnd]...)
+			lastAt, lastEnd = at, len(buf)
+		} else {
 			ts.mu.Lock()
 			text, ok := ts.texts[n]
 			ts.mu.Unlock()
 			if !ok {
 				return buf, fmt.Errorf("writing a tool result: text %d is not known", n)
 			}
-			if lastJSON, err = json.Marshal(text); err != nil {
+			at := len(buf)
+			if buf, err = appendJSONString(buf, text); err != nil {
 				return buf, err
 			}
-			last = n
+			last, lastAt, lastEnd = n, at, len(buf)
 			used = append(used, n)
 		}
-		buf = append(buf, lastJSON...)
 		result = rest[j+len(placeholderEnd):]
 	}
 	buf = append(buf, result...)
@@ -137,4 +142,16 @@ func (ts *textSlots) appendResult(buf, result []byte) ([]byte, error) {
 		ts.mu.Unlock()
 	}
 	return buf, nil
+}
+
+// appendJSONString appends s encoded as json.Marshal encodes a string,
+// without the copy json.Marshal returns: an Encoder writes into buf (its
+// own buffer is pooled by encoding/json, so a large text allocates
+// nothing once the pool has one).
+func appendJSONString(buf []byte, s string) ([]byte, error) {
+	b := bytes.NewBuffer(buf)
+	if err := json.NewEncoder(b).Encode(s); err != nil {
+		return buf, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -137,3 +137,24 @@ func TestStdioTexts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendJSONString: the transport's encoding of a text is
+// json.Marshal's, byte for byte, after whatever buf held.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<b>&amp;</b>", "tab\tnew\nline\r", "\x00\x01\x1f\x7f", "\"\\/", "\u2028\u2029", "bad\xff\xfe", "ünï ☃ 😀", "\b\f"} {
+		f.Add([]byte("prefix"), s)
+	}
+	f.Fuzz(func(t *testing.T, prefix []byte, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendJSONString(bytes.Clone(prefix), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, append(bytes.Clone(prefix), want...)) {
+			t.Errorf("%q: got %q, want %q", s, got[len(prefix):], want)
+		}
+	})
+}

@@ -424,16 +424,20 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 		return 0, err
 	}
 	dirName, base := splitPath(p)
+	// The directory the file is written in, held open for the whole
+	// write; at the top that is the root itself, and the descriptor the
+	// call holds creates the temporary file in one system call.
+	dir, top := root, w.heldDir()
 	if dirName != "." {
 		if err := root.MkdirAll(dirName, 0o700); err != nil {
 			return 0, osError(op, sc, name, err)
 		}
+		if dir, err = root.OpenRoot(dirName); err != nil {
+			return 0, osError(op, sc, name, err)
+		}
+		defer dir.Close()
+		top = nil
 	}
-	dir, err := root.OpenRoot(dirName)
-	if err != nil {
-		return 0, osError(op, sc, name, err)
-	}
-	defer dir.Close()
 	var old int64
 	perm := os.FileMode(0o600)
 	if fi, err := dir.Lstat(base); err == nil {
@@ -452,7 +456,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 		}
 	}
 	tmp := tempName("tmp")
-	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := createTemp(dir, top, tmp, perm)
 	if err != nil {
 		if r == nil {
 			w.ledger.refund(int64(len(data)), old)
@@ -489,6 +493,20 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 	}
 	w.markDirty()
 	return written, nil
+}
+
+// createTemp creates the new file name (one path component) in dir for
+// writing. top, when not nil, is an open descriptor of the same
+// directory: the file is created relative to it with one openat (see
+// createAt) instead of through the root, which also tries to add a
+// regular file to the runtime's poller.
+func createTemp(dir *os.Root, top *os.File, name string, perm os.FileMode) (*os.File, error) {
+	if top != nil {
+		if f, err := createAt(top, name, perm); !errors.Is(err, errors.ErrUnsupported) {
+			return f, err
+		}
+	}
+	return dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 }
 
 // copyCharged copies r to f, charging the ledger chunk by chunk; on any

@@ -168,6 +168,37 @@ func openDirAt(dir *os.File, name string) (int, error) {
 	return fd, nil
 }
 
+// createAt creates the new file name (one path component) relative to
+// the open directory dir, for writing (O_EXCL: an existing name, a
+// symbolic link included, is refused), with one openat: an os.Root's
+// OpenFile would also make four fcntl calls and try to add the regular
+// file to the runtime's poller.
+func createAt(dir *os.File, name string, perm os.FileMode) (*os.File, error) {
+	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: unix.EINVAL}
+	}
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var oerr error
+	if err := rc.Control(func(dfd uintptr) {
+		for {
+			fd, oerr = unix.Openat(int(dfd), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+			if oerr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if oerr != nil {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: oerr}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
 // modeUnknown marks an entry whose type the directory did not report.
 const modeUnknown = fs.ModeIrregular | fs.ModeTemporary
 

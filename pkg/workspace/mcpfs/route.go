@@ -211,6 +211,9 @@ func (w *wsFS) write(ctx context.Context, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	if w.c.s.opts.MaxFiles <= 0 {
+		return ws.Write(ctx, rel, data) // no file count to keep (see reserveFile)
+	}
 	existed := exists(ws.Stat(rel))
 	if !existed {
 		if err := w.c.reserveFile(ws, rel); err != nil {
@@ -233,6 +236,9 @@ func (w *wsFS) appendTo(ctx context.Context, rel string, data []byte) error {
 	}
 	if err := w.checkLinks(ctx, rel); err != nil {
 		return err
+	}
+	if w.c.s.opts.MaxFiles <= 0 {
+		return ws.Append(ctx, rel, data) // no file count to keep (see reserveFile)
 	}
 	existed := exists(ws.Stat(rel))
 	if !existed {

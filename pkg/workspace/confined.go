@@ -479,7 +479,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 		werr = cerr
 	}
 	if werr == nil {
-		werr = dir.Rename(tmp, base)
+		werr = renameIn(dir, top, tmp, base)
 	}
 	if werr != nil {
 		dir.Remove(tmp)
@@ -507,6 +507,18 @@ func createTemp(dir *os.Root, top *os.File, name string, perm os.FileMode) (*os.
 		}
 	}
 	return dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}
+
+// renameIn renames oldname to newname (each one path component) in dir,
+// through top, a descriptor of the same directory, when not nil (see
+// renameAt).
+func renameIn(dir *os.Root, top *os.File, oldname, newname string) error {
+	if top != nil {
+		if err := renameAt(top, oldname, newname); !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	return dir.Rename(oldname, newname)
 }
 
 // copyCharged copies r to f, charging the ledger chunk by chunk; on any

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -132,71 +131,6 @@ func pathErrorOf(err error, name string) error {
 		return err
 	}
 	return &fs.PathError{Op: "readdirent", Path: name, Err: err}
-}
-
-// openDirAt opens the directory name (one path component other than
-// "..", or "." for dir itself) relative to the open directory dir
-// without following a symbolic link: the directory opened is the one at
-// that name, on a new descriptor with its own offset. It
-// returns the new descriptor, which the caller closes with unix.Close.
-// Unlike an os.Root's OpenFile it makes no other system call (no fcntl,
-// no attempt to add the descriptor to the poller, no stat to check what
-// was opened: O_NOFOLLOW and O_DIRECTORY check it in the kernel).
-func openDirAt(dir *os.File, name string) (int, error) {
-	if name == "" || name == ".." || strings.IndexByte(name, '/') >= 0 {
-		return -1, &fs.PathError{Op: "openat", Path: name, Err: unix.EINVAL}
-	}
-	rc, err := dir.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	var oerr error
-	if err := rc.Control(func(dfd uintptr) {
-		for {
-			fd, oerr = unix.Openat(int(dfd), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if oerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return -1, err
-	}
-	if oerr != nil {
-		return -1, &fs.PathError{Op: "openat", Path: name, Err: oerr}
-	}
-	return fd, nil
-}
-
-// createAt creates the new file name (one path component) relative to
-// the open directory dir, for writing (O_EXCL: an existing name, a
-// symbolic link included, is refused), with one openat: an os.Root's
-// OpenFile would also make four fcntl calls and try to add the regular
-// file to the runtime's poller.
-func createAt(dir *os.File, name string, perm os.FileMode) (*os.File, error) {
-	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 {
-		return nil, &fs.PathError{Op: "openat", Path: name, Err: unix.EINVAL}
-	}
-	rc, err := dir.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	fd := -1
-	var oerr error
-	if err := rc.Control(func(dfd uintptr) {
-		for {
-			fd, oerr = unix.Openat(int(dfd), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-			if oerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return nil, err
-	}
-	if oerr != nil {
-		return nil, &fs.PathError{Op: "openat", Path: name, Err: oerr}
-	}
-	return os.NewFile(uintptr(fd), name), nil
 }
 
 // modeUnknown marks an entry whose type the directory did not report.

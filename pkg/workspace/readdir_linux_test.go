@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -218,4 +219,60 @@ func mustDo(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCreateAtRenameAt: the temporary file of a write at the top is
+// created only where nothing is (a link included) and renamed over a file
+// but not over a directory, failing as an os.Root's calls fail.
+func TestCreateAtRenameAt(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "old"))
+	mustDo(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	mustDo(t, os.Symlink(filepath.Join(t.TempDir(), "target"), filepath.Join(dir, "link")))
+	top, err := os.Open(dir)
+	mustDo(t, err)
+	defer top.Close()
+	root, err := os.OpenRoot(dir)
+	mustDo(t, err)
+	defer root.Close()
+	for _, name := range []string{"old", "link", "sub", "..", "a/b", ""} {
+		if f, err := createAt(top, name, 0o600); err == nil {
+			f.Close()
+			t.Errorf("createAt %q: created", name)
+		}
+	}
+	f, err := createAt(top, "new", 0o640)
+	mustDo(t, err)
+	if _, err := f.WriteString("data"); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, f.Close())
+	if fi, err := os.Lstat(filepath.Join(dir, "new")); err != nil || fi.Mode().Perm() != 0o640&^umask(t) {
+		t.Errorf("created: %v, %v", fi, err)
+	}
+	// Over a directory: the error os.Root's Rename returns.
+	want := root.Rename("new", "sub")
+	got := renameAt(top, "new", "sub")
+	if got == nil || want == nil || got.Error() != want.Error() {
+		t.Errorf("rename over a directory: %v, want %v", got, want)
+	}
+	if err := renameAt(top, "missing", "x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("rename of a missing file: %v", err)
+	}
+	for _, name := range []string{"..", "a/b", ""} {
+		if err := renameAt(top, "new", name); err == nil {
+			t.Errorf("renameAt to %q: renamed", name)
+		}
+	}
+	mustDo(t, renameAt(top, "new", "old"))
+	if b, err := os.ReadFile(filepath.Join(dir, "old")); err != nil || string(b) != "data" {
+		t.Errorf("renamed over a file: %q, %v", b, err)
+	}
+}
+
+func umask(t *testing.T) os.FileMode {
+	t.Helper()
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return os.FileMode(m)
 }

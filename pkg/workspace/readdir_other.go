@@ -3,7 +3,6 @@
 package workspace
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"slices"
@@ -46,10 +45,6 @@ func eachEntry(d *os.File, fn func(name []byte, typ fs.FileMode)) error {
 	}
 	return nil
 }
-
-// createAt is not available here: the caller creates the file through
-// the root.
-func createAt(*os.File, string, os.FileMode) (*os.File, error) { return nil, errors.ErrUnsupported }
 
 // readEntriesAt is not available here: ok is false, and the caller opens
 // the directory through the root.

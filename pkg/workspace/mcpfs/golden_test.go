@@ -14,13 +14,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of TestStdioGolden")
 
-// TestStdioGolden pins the bytes a client reads for list_directory and
-// write_file calls over ServeStdio: listings of names that JSON escapes
-// (HTML characters, control characters, a newline, U+2028, invalid
-// UTF-8), small and large, and error results. The golden file was written
-// by the server before the listing and the write path were made faster;
-// any change to what a client sees fails here. go test -run
-// TestStdioGolden -update rewrites it.
+// TestStdioGolden pins the bytes a client reads for list_directory,
+// write_file and read_text_file calls over ServeStdio: listings of names
+// that JSON escapes (HTML characters, control characters, a newline,
+// U+2028, invalid UTF-8), small and large, reads of files at the top and
+// below it, and error results (links, directories, missing names). The
+// golden file was written by the server before the listing, the write
+// and the open of a file were made faster (main at 1fc37a1); any change
+// to what a client sees fails here. go test -run TestStdioGolden -update
+// rewrites it.
 func TestStdioGolden(t *testing.T) {
 	e := newEnv(t, nil)
 	names := []string{
@@ -43,6 +45,10 @@ func TestStdioGolden(t *testing.T) {
 	}
 	e.wsFile("small/a", "x")
 	e.wsFile("file.txt", "x")
+	e.wsFile("page.html", strings.Repeat("<p class=\"x\">a & b \u2028 ünï</p>\n", 100))
+	if err := os.Symlink("file.txt", filepath.Join(e.wsDir(), "flink")); err != nil {
+		t.Fatal(err)
+	}
 	c := startStdio(t, e, context.Background())
 	c.initialize()
 	var out bytes.Buffer
@@ -67,6 +73,14 @@ func TestStdioGolden(t *testing.T) {
 		{"write_file", map[string]any{"path": "/reference/x.txt", "content": "x"}},
 		{"write_file", map[string]any{"path": "/etc/x", "content": "x"}},
 		{"list_directory", map[string]any{"path": "/workspace"}},
+		{"read_text_file", map[string]any{"path": "/workspace/file.txt"}},
+		{"read_text_file", map[string]any{"path": "page.html"}},
+		{"read_text_file", map[string]any{"path": "page.html", "head": 3}},
+		{"read_text_file", map[string]any{"path": "page.html", "tail": 2}},
+		{"read_text_file", map[string]any{"path": "/workspace/odd/tab\tname"}},
+		{"read_text_file", map[string]any{"path": "/workspace/flink"}},
+		{"read_text_file", map[string]any{"path": "/workspace/many"}},
+		{"read_text_file", map[string]any{"path": "/workspace/missing"}},
 	} {
 		params, err := json.Marshal(map[string]any{"name": call.tool, "arguments": call.args})
 		if err != nil {

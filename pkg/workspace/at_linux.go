@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"strings"
@@ -71,25 +70,6 @@ func createAt(dir *os.File, name string, perm os.FileMode) (*os.File, error) {
 	fd := -1
 	err := at(dir, func(dfd int) (err error) {
 		fd, err = unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-		return err
-	})
-	if err != nil {
-		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
-	}
-	return os.NewFile(uintptr(fd), name), nil
-}
-
-// openFileAt opens the file name relative to the open directory dir for
-// reading without following a symbolic link (O_NOFOLLOW), with one
-// openat; a name of more than one component is not opened here
-// (errors.ErrUnsupported): the caller opens it through its root.
-func openFileAt(dir *os.File, name string) (*os.File, error) {
-	if !oneComponent(name) {
-		return nil, errors.ErrUnsupported
-	}
-	fd := -1
-	err := at(dir, func(dfd int) (err error) {
-		fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		return err
 	})
 	if err != nil {

@@ -13,6 +13,3 @@ func createAt(*os.File, string, os.FileMode) (*os.File, error) { return nil, err
 
 // renameAt is not available here: the caller renames through the root.
 func renameAt(*os.File, string, string) error { return errors.ErrUnsupported }
-
-// openFileAt is not available here: the caller opens through the root.
-func openFileAt(*os.File, string) (*os.File, error) { return nil, errors.ErrUnsupported }

@@ -157,10 +157,8 @@ type tree struct {
 
 // openRegular opens p for reading: it must be a regular file (a final
 // symbolic link is not followed), and the file opened must be the one
-// examined. top, when not nil, is an open descriptor of the root's
-// directory: a file named by one component is opened relative to it
-// (openFileAt), otherwise through the root.
-func (t tree) openRegular(root *os.Root, top *os.File, op, name string) (*os.File, fs.FileInfo, error) {
+// examined.
+func (t tree) openRegular(root *os.Root, op, name string) (*os.File, fs.FileInfo, error) {
 	p, err := cleanPath(op, t.scope, name, false, t.reserved)
 	if err != nil {
 		return nil, nil, err
@@ -172,7 +170,7 @@ func (t tree) openRegular(root *os.Root, top *os.File, op, name string) (*os.Fil
 	if err := t.checkRegular(op, name, fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := openRegularIn(root, top, p)
+	f, err := root.OpenFile(p, os.O_RDONLY|osutil.OpenNoFollow, 0)
 	if err != nil {
 		return nil, nil, osError(op, t.scope, name, err)
 	}
@@ -205,20 +203,8 @@ func (t tree) checkRegular(op, name string, fi fs.FileInfo) error {
 	}
 }
 
-// openRegularIn opens the file p (cleaned) of root for reading without
-// following a final symbolic link: relative to top, a descriptor of the
-// root's directory, when p is one component and top is not nil.
-func openRegularIn(root *os.Root, top *os.File, p string) (*os.File, error) {
-	if top != nil {
-		if f, err := openFileAt(top, p); !errors.Is(err, errors.ErrUnsupported) {
-			return f, err
-		}
-	}
-	return root.OpenFile(p, os.O_RDONLY|osutil.OpenNoFollow, 0)
-}
-
-func (t tree) open(root *os.Root, top *os.File, name string) (*File, error) {
-	f, _, err := t.openRegular(root, top, t.op+" open", name)
+func (t tree) open(root *os.Root, name string) (*File, error) {
+	f, _, err := t.openRegular(root, t.op+" open", name)
 	if err != nil {
 		return nil, err
 	}
@@ -235,12 +221,12 @@ type Lines struct {
 	More bool
 }
 
-func (t tree) readLines(root *os.Root, top *os.File, name string, offset, count int) (Lines, error) {
+func (t tree) readLines(root *os.Root, name string, offset, count int) (Lines, error) {
 	op := t.op + " read lines"
 	if offset < 0 || count < 0 || count > MaxReadLines {
 		return Lines{}, pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "offset %d, count %d: want offset >= 0 and 0 <= count <= %d", offset, count, MaxReadLines)
 	}
-	f, _, err := t.openRegular(root, top, op, name)
+	f, _, err := t.openRegular(root, op, name)
 	if err != nil {
 		return Lines{}, err
 	}
@@ -363,7 +349,7 @@ func (w *Workspace) Open(name string) (*File, error) {
 		return nil, err
 	}
 	defer done()
-	return w.tree().open(root, w.heldDir(), name)
+	return w.tree().open(root, name)
 }
 
 // ReadLines returns up to count lines of a text file starting at line
@@ -374,7 +360,7 @@ func (w *Workspace) ReadLines(name string, offset, count int) (Lines, error) {
 		return Lines{}, err
 	}
 	defer done()
-	return w.tree().readLines(root, w.heldDir(), name, offset, count)
+	return w.tree().readLines(root, name, offset, count)
 }
 
 // Stat describes a file or directory of the workspace without following a

@@ -27,12 +27,12 @@ func OpenReference(dir string) (*Reference, error) {
 func (r *Reference) tree() tree { return tree{op: "reference"} }
 
 // Open opens a regular reference file for reading.
-func (r *Reference) Open(name string) (*File, error) { return r.tree().open(r.root, nil, name) }
+func (r *Reference) Open(name string) (*File, error) { return r.tree().open(r.root, name) }
 
 // ReadLines returns up to count lines of a reference text file starting
 // at line offset (0-based).
 func (r *Reference) ReadLines(name string, offset, count int) (Lines, error) {
-	return r.tree().readLines(r.root, nil, name, offset, count)
+	return r.tree().readLines(r.root, name, offset, count)
 }
 
 // Stat describes a reference file or directory without following a final

@@ -446,7 +446,7 @@ func (w *Workspace) Promote(ctx context.Context, file string, opts PromoteOption
 		return artifacts.Record{}, err
 	}
 	defer done()
-	f, _, err := w.tree().openRegular(root, nil, op, file)
+	f, _, err := w.tree().openRegular(root, op, file)
 	if err != nil {
 		return artifacts.Record{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -275,4 +276,64 @@ func umask(t *testing.T) os.FileMode {
 	m := syscall.Umask(0)
 	syscall.Umask(m)
 	return os.FileMode(m)
+}
+
+// TestSortNames: entries come out in the order of their names' bytes,
+// whatever prefix the names share, for names that are prefixes of one
+// another, and for bytes past ASCII.
+func TestSortNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	randomNames := func(prefix string, n int) []string {
+		alphabet := []byte("ab.-_0z\x7f\x80\xc3\xa9\xff")
+		var out []string
+		for range n {
+			b := []byte(prefix)
+			for range rng.IntN(20) {
+				b = append(b, alphabet[rng.IntN(len(alphabet))])
+			}
+			if len(b) == 0 {
+				b = append(b, 'x')
+			}
+			out = append(out, string(b))
+		}
+		return slices.Compact(slices.Sorted(slices.Values(out)))
+	}
+	for _, c := range []struct {
+		name  string
+		names []string
+	}{
+		{"one", []string{"only"}},
+		{"prefixes of one another", []string{"a", "ab", "abc", "abcdefghij", "abcdefghijk", "abcdefghi", "b"}},
+		{"a long shared prefix", []string{"report-2024-01-01.csv", "report-2024-01-02.csv", "report-2024-01-01.csv.bak", "report-2024-01-0", "report-2024-12-31.csv"}},
+		{"shared prefix is a whole name", []string{"same", "same.1", "same.10", "same.2"}},
+		{"random", randomNames("", 2000)},
+		{"random, shared prefix", randomNames("common-prefix-", 2000)},
+		{"the listing's shape", func() []string {
+			var out []string
+			for i := range 1000 {
+				out = append(out, fmt.Sprintf("f%04d.txt", i))
+			}
+			return out
+		}()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ds dirents
+			shuffled := slices.Clone(c.names)
+			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			for _, n := range shuffled {
+				ds.ents = append(ds.ents, direntRec{off: uint32(len(ds.names)), n: uint16(len(n))})
+				ds.names = append(ds.names, n...)
+			}
+			ds.sort()
+			var got []string
+			for _, e := range ds.ents {
+				got = append(got, string(ds.name(e)))
+			}
+			want := slices.Clone(c.names)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("got  %q\nwant %q", got, want)
+			}
+		})
+	}
 }

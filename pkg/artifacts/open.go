@@ -63,6 +63,11 @@ type Contents struct {
 	// Found describes what is there, for messages: "a regular file",
 	// "a directory holding etc, hosts, passwd and 80 more".
 	Found string
+	// Describe, when set, returns Found anew from what has been read by
+	// the time it is called: detection may extend a Listing, and then
+	// knows more than the Inspector did. OpenLocation's messages use it
+	// instead of Found.
+	Describe func() string
 	// Listing is, when the Inspector listed the location's objects to
 	// answer (gs://), what that listing found, for the layouts'
 	// DetectContents; nil otherwise.
@@ -311,6 +316,12 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	if err != nil {
 		return nil, err
 	}
+	foundThere := func() string {
+		if c.Describe != nil {
+			return c.Describe()
+		}
+		return c.Found
+	}
 	opened := func(l Layout, create bool) (*Opened, error) {
 		if loc.FirstVersionSet {
 			if fv, ok := l.(FirstVersionChooser); !ok || !fv.ChoosesFirstVersion() {
@@ -326,7 +337,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	}
 	switch {
 	case !c.Exists && !opts.Create:
-		msg := fmt.Sprintf("no store at %s: %s", loc.Arg(), c.Found)
+		msg := fmt.Sprintf("no store at %s: %s", loc.Arg(), foundThere())
 		if g := m.guess(ctx, loc, layouts); g != "" {
 			msg += "; " + g
 		}
@@ -370,7 +381,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 		if slices.Contains(names(found), opts.Layout) {
 			return opened(forced, opts.Create)
 		}
-		msg := fmt.Sprintf("%s is not a store of layout %s (%s); found %s", loc.Arg(), forced.Info().Name, forced.Info().Marker, c.Found)
+		msg := fmt.Sprintf("%s is not a store of layout %s (%s); found %s", loc.Arg(), forced.Info().Name, forced.Info().Marker, foundThere())
 		if len(found) > 0 {
 			msg += fmt.Sprintf("; it is a store of layout %s: drop --layout", found[0].Info().Name)
 		}
@@ -380,7 +391,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	case 1:
 		return opened(found[0], opts.Create)
 	case 0:
-		msg := fmt.Sprintf("%s is not a store of a known layout (%s); found %s", loc.Arg(), strings.Join(names(layouts), ", "), c.Found)
+		msg := fmt.Sprintf("%s is not a store of a known layout (%s); found %s", loc.Arg(), strings.Join(names(layouts), ", "), foundThere())
 		if g := m.guess(ctx, loc, layouts); g != "" {
 			msg += "; " + g
 		}

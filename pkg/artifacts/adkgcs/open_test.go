@@ -225,6 +225,11 @@ func TestOpenRequests(t *testing.T) {
 			lists: []string{" 100", "adk-artifacts/v1/s/ 1", " 900+"}},
 		{name: "a version after 1,000 foreign objects", objects: append(many("0-foreign/x-%04d", 1000), "app/u/s/a.txt/1"), uri: "gs://" + testBucket, code: artifacts.CodeUnknownLayout,
 			msg: "none of its first objects is a Google ADK artifact", reqs: 8}, // 4 to detect, 4 for the guesses
+		// The message names what detection read in the end: all 150
+		// objects, one top-level prefix, not "and more" as the first page
+		// of 100 would have it.
+		{name: "150 foreign objects", objects: foreign, uri: "gs://" + testBucket, code: artifacts.CodeUnknownLayout,
+			msg: "found objects in bucket " + testBucket + ": 0-foreign/; none of its first objects is a Google ADK artifact", reqs: 6},
 		// adk-artifacts/ sorts after the first page of ADK versions: the
 		// probes find it, and the bucket is the Erlang layout's (whose Open
 		// checks its prefix is readable).

@@ -210,7 +210,8 @@ func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix st
 // bucket holds any object. It makes one request, a flat listing of the
 // first InspectNames object names below the location's root
 // (Location.ObjectRoot), and returns it as the Contents' Listing for the
-// layouts' DetectContents.
+// layouts' DetectContents, which may extend it; Contents.Describe then
+// describes what the extended listing holds.
 func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts.Contents, error) {
 	const op = "open"
 	client, err := l.Client(ctx)
@@ -224,23 +225,29 @@ func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts
 	if err != nil {
 		return artifacts.Contents{}, err
 	}
-	c := artifacts.Contents{Exists: len(lst.Names) > 0, Listing: lst}
-	if !c.Exists {
-		c.Found = "no object lies below " + loc.Prefix + "/"
-		return c, nil
+	c := artifacts.Contents{Exists: len(lst.Names) > 0, Listing: lst, Describe: func() string { return found(loc, lst) }}
+	c.Found = c.Describe()
+	return c, nil
+}
+
+// found describes, for messages, what lst, the listing of loc's root,
+// holds: the children of loc's prefix, else (for gs://BUCKET) the
+// bucket's top level; "and more" when there are more than it names or
+// the listing stops short.
+func found(loc artifacts.Location, lst *artifacts.Listing) string {
+	if len(lst.Names) == 0 {
+		return "no object lies below " + loc.Prefix + "/"
 	}
-	// What a store at the prefix would hold, else (for gs://BUCKET) the
-	// bucket's top level.
 	where := "objects below " + loc.Prefix + "/: "
 	kids := childNames(lst.Names, strings.TrimPrefix(loc.Prefix+"/", loc.ObjectRoot()))
 	if len(kids) == 0 {
 		where, kids = "objects in bucket "+loc.Bucket+": ", childNames(lst.Names, "")
 	}
-	c.Found = where + strings.Join(kids[:min(inspectShown, len(kids))], ", ")
+	out := where + strings.Join(kids[:min(inspectShown, len(kids))], ", ")
 	if len(kids) > inspectShown || !lst.Complete {
-		c.Found += " and more"
+		out += " and more"
 	}
-	return c, nil
+	return out
 }
 
 // childNames returns the distinct children of prefix among names (sorted

@@ -213,7 +213,6 @@ func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix st
 // layouts' DetectContents, which may extend it; Contents.Describe then
 // describes what the extended listing holds.
 func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts.Contents, error) {
-	const op = "open"
 	client, err := l.Client(ctx)
 	if err != nil {
 		return artifacts.Contents{}, err

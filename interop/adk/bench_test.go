@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -27,7 +28,8 @@ import (
 //	adk-go/process          a new helper process a call: start, client, List
 //	agentstore/process      agentstore artifacts list --all -o json, a new
 //	                        process a call: start, open (layout detection),
-//	                        list, JSON
+//	                        list, JSON; the binary built from this tree, or
+//	                        the one $AGENTSTORE_BENCH_BIN names (BenchBinEnv)
 //
 // Both sides list the same 1,000 names (checked before timing). The goal
 // is agentstore not slower than the library's List. Commands and numbers:
@@ -169,10 +171,27 @@ func requestsPerOp(b *testing.B, e *emulator) func() {
 	}
 }
 
-// builtAgentstore builds the agentstore command with go build, as the
-// adk-go helper is built, into a temporary directory of b.
+// BenchBinEnv names the environment variable that points the
+// agentstore/process row of BenchmarkListSession1000Names at a prebuilt
+// agentstore binary instead of the one the benchmark builds from this
+// tree: to compare two builds (main's and a branch's, say) in the same
+// harness, one after the other.
+const BenchBinEnv = "AGENTSTORE_BENCH_BIN"
+
+// builtAgentstore returns the agentstore binary of the process row: the
+// one BenchBinEnv names (which must be an executable file), else the
+// agentstore command built with go build, as the adk-go helper is built,
+// into a temporary directory of b.
 func builtAgentstore(b *testing.B) string {
 	b.Helper()
+	if bin := os.Getenv(BenchBinEnv); bin != "" {
+		fi, err := os.Stat(bin)
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			b.Fatalf("%s=%s: want an executable agentstore binary (stat: %v)", BenchBinEnv, bin, err)
+		}
+		b.Logf("agentstore/process runs %s (%s)", bin, BenchBinEnv)
+		return bin
+	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		b.Fatalf("the go command, needed to build agentstore, is not on PATH: %v", err)

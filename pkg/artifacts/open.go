@@ -63,20 +63,69 @@ type Contents struct {
 	// Found describes what is there, for messages: "a regular file",
 	// "a directory holding etc, hosts, passwd and 80 more".
 	Found string
+	// Describe, when set, returns Found anew from what has been read by
+	// the time it is called: detection may extend a Listing, and then
+	// knows more than the Inspector did. OpenLocation's messages use it
+	// instead of Found.
+	Describe func() string
 	// Listing is, when the Inspector listed the location's objects to
 	// answer (gs://), what that listing found, for the layouts'
 	// DetectContents; nil otherwise.
 	Listing *Listing
 }
 
-// Listing is the first page of a flat listing of the objects below a
-// Cloud Storage location's root (Location.ObjectRoot: the bucket's root
-// for gs://BUCKET, else PREFIX/), names only, in byte order.
+// Listing is a flat listing of the objects below a Cloud Storage
+// location's root (Location.ObjectRoot: the bucket's root for
+// gs://BUCKET, else PREFIX/), names only, in byte order, read a page at a
+// time: Names are the names read so far, and Extend reads more on demand,
+// from where the last page stopped, so that the layouts' detection shares
+// one listing and the common case costs one small request. A Listing is
+// not safe for concurrent use.
 type Listing struct {
 	// Names are the object names, relative to the root, in byte order.
 	Names []string
 	// Complete is true when Names are all the objects below the root.
 	Complete bool
+
+	read  PageReader // reads the next page; nil for a Listing literal
+	token string     // the next page's token
+}
+
+// PageReader reads one page of a flat listing of object names: up to n
+// names from where token says ("" for the first page), relative to the
+// listing's root, in byte order, and the next page's token ("" after the
+// last page). Its errors are the ones its callers return: classified
+// (CodeOf).
+type PageReader func(ctx context.Context, token string, n int) (names []string, next string, err error)
+
+// NewListing reads the first page of up to n names with read, and
+// returns a Listing whose Extend reads the next ones with read.
+func NewListing(ctx context.Context, read PageReader, n int) (*Listing, error) {
+	l := &Listing{read: read}
+	if err := l.Extend(ctx, n); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Extend reads further pages until the listing holds at least n names or
+// is complete: nothing when it does already, else usually one request of
+// the names missing. On an error the listing is unchanged. A listing that
+// was not made by NewListing cannot read more: Extend then fails with
+// CodeInvalidArgument when it would have to.
+func (l *Listing) Extend(ctx context.Context, n int) error {
+	for !l.Complete && len(l.Names) < n {
+		if l.read == nil {
+			return Errorf(CodeInvalidArgument, "list", nil, "a listing of %d object names cannot read more", len(l.Names))
+		}
+		names, next, err := l.read(ctx, l.token, n-len(l.Names))
+		if err != nil {
+			return err
+		}
+		l.Names = append(l.Names, names...)
+		l.token, l.Complete = next, next == ""
+	}
+	return nil
 }
 
 // After reports whether the listing answers, for every object name below
@@ -267,6 +316,12 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	if err != nil {
 		return nil, err
 	}
+	foundThere := func() string {
+		if c.Describe != nil {
+			return c.Describe()
+		}
+		return c.Found
+	}
 	opened := func(l Layout, create bool) (*Opened, error) {
 		if loc.FirstVersionSet {
 			if fv, ok := l.(FirstVersionChooser); !ok || !fv.ChoosesFirstVersion() {
@@ -282,7 +337,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	}
 	switch {
 	case !c.Exists && !opts.Create:
-		msg := fmt.Sprintf("no store at %s: %s", loc.Arg(), c.Found)
+		msg := fmt.Sprintf("no store at %s: %s", loc.Arg(), foundThere())
 		if g := m.guess(ctx, loc, layouts); g != "" {
 			msg += "; " + g
 		}
@@ -326,7 +381,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 		if slices.Contains(names(found), opts.Layout) {
 			return opened(forced, opts.Create)
 		}
-		msg := fmt.Sprintf("%s is not a store of layout %s (%s); found %s", loc.Arg(), forced.Info().Name, forced.Info().Marker, c.Found)
+		msg := fmt.Sprintf("%s is not a store of layout %s (%s); found %s", loc.Arg(), forced.Info().Name, forced.Info().Marker, foundThere())
 		if len(found) > 0 {
 			msg += fmt.Sprintf("; it is a store of layout %s: drop --layout", found[0].Info().Name)
 		}
@@ -336,7 +391,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	case 1:
 		return opened(found[0], opts.Create)
 	case 0:
-		msg := fmt.Sprintf("%s is not a store of a known layout (%s); found %s", loc.Arg(), strings.Join(names(layouts), ", "), c.Found)
+		msg := fmt.Sprintf("%s is not a store of a known layout (%s); found %s", loc.Arg(), strings.Join(names(layouts), ", "), foundThere())
 		if g := m.guess(ctx, loc, layouts); g != "" {
 			msg += "; " + g
 		}

@@ -2,8 +2,11 @@ package artifacts_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,5 +152,115 @@ func TestListingAfter(t *testing.T) {
 				t.Errorf("After(%q) of %q = %v, want %v", tt.prefix, tt.lst.Names, got, tt.want)
 			}
 		})
+	}
+}
+
+// pages is a PageReader over names, in pages whose token is the index of
+// their first name; a read of the page at failAt fails with err. It
+// counts the reads and records the size each asked for.
+type pages struct {
+	names  []string
+	failAt int
+	err    error
+	asked  []int
+}
+
+func (p *pages) read(_ context.Context, token string, n int) ([]string, string, error) {
+	p.asked = append(p.asked, n)
+	i := 0
+	if token != "" {
+		var err error
+		if i, err = strconv.Atoi(token); err != nil {
+			return nil, "", err
+		}
+	}
+	if p.err != nil && i == p.failAt {
+		return nil, "", p.err
+	}
+	end := min(i+n, len(p.names))
+	next := ""
+	if end < len(p.names) {
+		next = strconv.Itoa(end)
+	}
+	return p.names[i:end], next, nil
+}
+
+// TestListingExtend checks that a listing reads its first page, reads
+// further pages only up to the names asked for, stops when complete, and
+// is unchanged by a page that fails.
+func TestListingExtend(t *testing.T) {
+	names := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("o-%04d", i))
+		}
+		return out
+	}
+	denied := artifacts.Errorf(artifacts.CodePermission, "open", nil, "bucket %q is not readable", "b")
+	tests := []struct {
+		name     string
+		objects  int
+		first    int   // NewListing's page
+		extend   []int // Extend calls, in order
+		failAt   int   // the page (index of its first name) that fails, when fail
+		fail     bool
+		want     int // names held at the end
+		complete bool
+		asked    []int
+		code     artifacts.Code // of the first error
+	}{
+		{name: "empty", first: 100, complete: true, asked: []int{100}},
+		{name: "first page is all", objects: 40, first: 100, extend: []int{1000}, want: 40, complete: true, asked: []int{100}},
+		{name: "exactly one page", objects: 100, first: 100, extend: []int{1000}, want: 100, complete: true, asked: []int{100}},
+		{name: "first page decides", objects: 5000, first: 100, want: 100, asked: []int{100}},
+		{name: "extended once, to 1,000", objects: 5000, first: 100, extend: []int{1000}, want: 1000, asked: []int{100, 900}},
+		{name: "extending to what it holds reads nothing", objects: 5000, first: 100, extend: []int{100, 50}, want: 100, asked: []int{100}},
+		{name: "extended twice", objects: 5000, first: 100, extend: []int{300, 1000}, want: 1000, asked: []int{100, 200, 700}},
+		{name: "extended past the end", objects: 250, first: 100, extend: []int{1000}, want: 250, complete: true, asked: []int{100, 900}},
+		{name: "first page fails", objects: 250, first: 100, fail: true, failAt: 0, asked: []int{100}, code: artifacts.CodePermission},
+		{name: "second page fails", objects: 250, first: 100, extend: []int{1000}, fail: true, failAt: 100, want: 100, asked: []int{100, 900}, code: artifacts.CodePermission},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &pages{names: names(tt.objects), failAt: tt.failAt}
+			if tt.fail {
+				p.err = denied
+			}
+			lst, err := artifacts.NewListing(t.Context(), p.read, tt.first)
+			for _, n := range tt.extend {
+				if err != nil {
+					break
+				}
+				err = lst.Extend(t.Context(), n)
+			}
+			if artifacts.CodeOf(err) != tt.code || (tt.code == "" && err != nil) {
+				t.Fatalf("error %v (%s), want %q", err, artifacts.CodeOf(err), tt.code)
+			}
+			if !slices.Equal(p.asked, tt.asked) {
+				t.Errorf("pages asked for %v names, want %v", p.asked, tt.asked)
+			}
+			if lst == nil {
+				return
+			}
+			if !slices.Equal(lst.Names, names(tt.objects)[:tt.want]) || lst.Complete != tt.complete {
+				t.Errorf("holds %d names (complete %v), want the first %d (complete %v)", len(lst.Names), lst.Complete, tt.want, tt.complete)
+			}
+		})
+	}
+}
+
+// TestListingLiteralExtend checks that a Listing literal, which has no
+// reader, extends only as far as it holds names.
+func TestListingLiteralExtend(t *testing.T) {
+	lst := &artifacts.Listing{Names: []string{"a", "b"}}
+	if err := lst.Extend(t.Context(), 2); err != nil {
+		t.Fatalf("Extend to what it holds: %v", err)
+	}
+	if err := lst.Extend(t.Context(), 3); artifacts.CodeOf(err) != artifacts.CodeInvalidArgument {
+		t.Fatalf("Extend past what it holds: %v, want %s", err, artifacts.CodeInvalidArgument)
+	}
+	done := &artifacts.Listing{Names: []string{"a"}, Complete: true}
+	if err := done.Extend(t.Context(), 1000); err != nil {
+		t.Fatalf("Extend of a complete literal: %v", err)
 	}
 }

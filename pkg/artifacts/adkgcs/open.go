@@ -3,17 +3,20 @@ package adkgcs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"cloud.google.com/go/storage"
 
-	"github.com/agentstore/agentstore/internal/gcserr"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/gcsstore"
 )
 
-// detectSample is how many objects detection reads, at most.
+// detectSample is how many objects detection reads, at most: a root is a
+// Google ADK store when one of its first 1,000 objects parses as a
+// version. It reads the first page of gcsstore.InspectNames names (which
+// almost always decides), and the rest only when none of them parses.
 const detectSample = 1000
 
 // Layout is the google-adk-gcs opener for an artifacts.URLMux. A location
@@ -55,7 +58,7 @@ func (*Layout) Info() artifacts.LayoutInfo {
 		Example: "gs://my-adk-bucket",
 		Facts: []string{
 			"{app}/{user}/{session}/{filename}/{version} and {app}/{user}/user/{filename}/{version}; no app scope",
-			"versions start at 1 where adk-go wrote the bucket, else at 0 (?first_version=N on the store URI overrides)",
+			"versions start at 1 where adk-go wrote the bucket, else at 0, judged by the first 100 objects (1,000 when none of those is a version): 1 when none of the versions among them is 0 (?first_version=N on the store URI overrides)",
 			"numbers are max+1 over a listing: deleting a name's highest version lets ADK hand it out again",
 			"no digest is stored: reads check the CRC32C Cloud Storage computed; ranges are checked by size only",
 			"Content-Type is the MIME type, object metadata the custom metadata (strings); no lifetime ceilings",
@@ -71,23 +74,24 @@ const erlangPrefix = "adk-artifacts/"
 // sampled is what one detection listing found below a location's root.
 type sampled struct {
 	loc    artifacts.Location
-	names  []string // the first object names, relative to the root
+	names  []string // the object names detection read, relative to the root
 	erlang bool     // the root's top level holds adk-artifacts/
 }
 
-// sample reads up to n object names below the location's root, flat, in
-// one request, and whether the root's top level holds adk-artifacts/ (the
-// Erlang layouts' default prefix): see fromListing. Open reuses the sample
-// of the last Detect of its location for the bucket's first version,
-// instead of listing again.
-func (l *Layout) sample(ctx context.Context, loc artifacts.Location, n int) (sampled, error) {
+// sample lists the first page below the location's root and reads it as
+// DetectContents reads the Inspector's listing (see fromListing). Open
+// reuses the sample of the last Detect of its location for the bucket's
+// first version, instead of listing again.
+func (l *Layout) sample(ctx context.Context, loc artifacts.Location) (sampled, error) {
 	client, err := l.Client(ctx)
 	if err != nil {
 		return sampled{loc: loc}, err
 	}
-	lst, err := gcsstore.FirstNames(ctx, l.bucket(client, loc), loc.ObjectRoot(), n)
+	lst, err := artifacts.NewListing(ctx, gcsstore.Names(l.bucket(client, loc), loc.ObjectRoot(), func(ctx context.Context, err error) error {
+		return gcsstore.OpenError(ctx, loc.Bucket, err)
+	}), gcsstore.InspectNames)
 	if err != nil {
-		return sampled{loc: loc}, classifyOpen(ctx, loc, err)
+		return sampled{loc: loc}, err
 	}
 	return l.fromListing(ctx, loc, lst)
 }
@@ -97,14 +101,38 @@ func (l *Layout) bucket(client *storage.Client, loc artifacts.Location) *storage
 	return client.Bucket(loc.Bucket).Retryer(gcsstore.RetryOptions(l.opts.Retry)...)
 }
 
-// fromListing is the sample of lst, the first names below loc's root. The
-// listing answers whether the root's top level holds adk-artifacts/ when
-// it is complete, or reaches past the names adk-artifacts/ objects would
-// have; only a listing cut short before them takes a request (one object
-// below adk-artifacts/).
-func (l *Layout) fromListing(ctx context.Context, loc artifacts.Location, lst artifacts.Listing) (sampled, error) {
-	out := sampled{loc: loc, names: lst.Names}
-	for _, name := range out.names {
+// readSample returns the names of lst that detection reads: the names it
+// holds (its first page) when one of them parses as a version, else,
+// extending it, the first detectSample names (or all, when fewer).
+func readSample(ctx context.Context, lst *artifacts.Listing) ([]string, error) {
+	if !slices.ContainsFunc(lst.Names, isVersion) {
+		if err := lst.Extend(ctx, detectSample); err != nil {
+			return nil, err
+		}
+	}
+	return lst.Names[:min(len(lst.Names), detectSample)], nil
+}
+
+// isVersion reports whether an object name (relative to the root) parses
+// as a version of this layout.
+func isVersion(name string) bool {
+	_, err := parseObject(name)
+	return err == nil
+}
+
+// fromListing is the sample of lst, a listing of the names below loc's
+// root (see readSample). The listing answers whether the root's top level
+// holds adk-artifacts/ when it is complete, or reaches past the names
+// adk-artifacts/ objects would have; only a listing cut short before them
+// takes a request (one object below adk-artifacts/).
+func (l *Layout) fromListing(ctx context.Context, loc artifacts.Location, lst *artifacts.Listing) (sampled, error) {
+	out := sampled{loc: loc}
+	names, err := readSample(ctx, lst)
+	if err != nil {
+		return out, err
+	}
+	out.names = names
+	for _, name := range lst.Names {
 		if strings.HasPrefix(name, erlangPrefix) {
 			out.erlang = true
 			return out, nil
@@ -119,7 +147,7 @@ func (l *Layout) fromListing(ctx context.Context, loc artifacts.Location, lst ar
 	}
 	probe, err := gcsstore.FirstNames(ctx, l.bucket(client, loc), loc.ObjectRoot()+erlangPrefix, 1)
 	if err != nil {
-		return out, classifyOpen(ctx, loc, err)
+		return out, gcsstore.OpenError(ctx, loc.Bucket, err)
 	}
 	out.erlang = len(probe.Names) > 0
 	return out, nil
@@ -144,17 +172,12 @@ func (l *Layout) recall(loc artifacts.Location) (sampled, bool) {
 	return *s, true
 }
 
-func classifyOpen(ctx context.Context, loc artifacts.Location, err error) error {
-	if gcserr.IsNotExist(err) {
-		return artifacts.Errorf(artifacts.CodeNotFound, "open", nil, "bucket %q does not exist", loc.Bucket)
-	}
-	return gcserr.Classify(ctx, "open", err, "bucket %q is not readable", loc.Bucket)
-}
-
-// Detect reports whether the root holds ADK version objects (one among the
-// first 1,000 objects parses) and no adk-artifacts/ prefix.
+// Detect reports whether the root holds ADK version objects (one among
+// the first 1,000 objects parses) and no adk-artifacts/ prefix. It reads
+// the first gcsstore.InspectNames names, and up to 1,000 only when none of
+// them parses.
 func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, error) {
-	s, err := l.sample(ctx, loc, detectSample)
+	s, err := l.sample(ctx, loc)
 	if err != nil {
 		return false, err
 	}
@@ -163,18 +186,13 @@ func (l *Layout) Detect(ctx context.Context, loc artifacts.Location) (bool, erro
 
 var _ artifacts.ContentsDetector = (*Layout)(nil)
 
-// DetectContents is Detect on the Inspector's listing when it holds the
-// same first 1,000 names (or all of them) that Detect would list.
+// DetectContents is Detect on the Inspector's listing, which it extends
+// (for every layout after it) when its first page does not decide.
 func (l *Layout) DetectContents(ctx context.Context, loc artifacts.Location, c artifacts.Contents) (bool, error) {
-	lst := c.Listing
-	if lst == nil || (!lst.Complete && len(lst.Names) < detectSample) {
+	if c.Listing == nil {
 		return l.Detect(ctx, loc)
 	}
-	first := *lst
-	if len(first.Names) > detectSample {
-		first.Names, first.Complete = first.Names[:detectSample], false
-	}
-	s, err := l.fromListing(ctx, loc, first)
+	s, err := l.fromListing(ctx, loc, c.Listing)
 	if err != nil {
 		return false, err
 	}
@@ -187,11 +205,9 @@ func (l *Layout) detected(s sampled) bool {
 	if s.erlang {
 		return false
 	}
-	for _, n := range s.names {
-		if _, err := parseObject(n); err == nil {
-			l.remember(s)
-			return true
-		}
+	if slices.ContainsFunc(s.names, isVersion) {
+		l.remember(s)
+		return true
 	}
 	return false
 }
@@ -199,21 +215,16 @@ func (l *Layout) detected(s sampled) bool {
 // Guess names --layout for a root that holds objects none of which parse
 // as ADK versions, and for one that holds ADK objects beside adk-artifacts/.
 func (l *Layout) Guess(ctx context.Context, loc artifacts.Location) string {
-	s, err := l.sample(ctx, loc, detectSample)
+	s, err := l.sample(ctx, loc)
 	names, erlang := s.names, s.erlang
 	if err != nil || len(names) == 0 {
 		return ""
 	}
-	adk := 0
-	for _, n := range names {
-		if _, err := parseObject(n); err == nil {
-			adk++
-		}
-	}
+	adk := slices.ContainsFunc(names, isVersion)
 	switch {
-	case adk > 0 && erlang:
+	case adk && erlang:
 		return fmt.Sprintf("it also holds Google ADK objects beside adk-artifacts/: give --layout %s to read those", LayoutName)
-	case adk == 0 && !erlang && !strings.Contains(loc.Prefix, "/s/") && loc.BucketOnly:
+	case !adk && !erlang && !strings.Contains(loc.Prefix, "/s/") && loc.BucketOnly:
 		return fmt.Sprintf("none of its first objects is a Google ADK artifact ({app}/{user}/{session}/{filename}/{version}); to read it as one anyway give --layout %s", LayoutName)
 	}
 	return ""
@@ -232,7 +243,7 @@ func (l *Layout) Open(ctx context.Context, loc artifacts.Location, _ bool) (arti
 	case loc.FirstVersionSet:
 		opts.FirstVersion, opts.FirstVersionSet = loc.FirstVersion, true
 	case !opts.FirstVersionSet && sampledHere:
-		// Detection listed the same first page Open would.
+		// Detection read the same sample Open would.
 		opts.FirstVersion, opts.FirstVersionSet = firstVersionOf(sample.names), true
 	}
 	root := ""

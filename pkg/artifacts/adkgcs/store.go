@@ -106,9 +106,10 @@ var listAttrs = []string{"Name", "Generation", "Size", "ContentType", "Metadata"
 // Open returns the store below root ("" for the bucket's root, else a
 // prefix; leading and trailing slashes are dropped) of bucket, using
 // client, which it does not close. Unless opts.FirstVersionSet, a new
-// name's first version is 1 when the first version object found below the
-// root has number 1 or more and no name of the first listing page has a
-// version 0 (adk-go numbers from 1), and 0 otherwise (ADK Python, Java, JS).
+// name's first version is inferred from the objects detection reads (the
+// first 100 below the root, or up to the first 1,000 when none of the
+// first 100 is a version): 1 when some are versions and none is version 0
+// (adk-go numbers from 1), else 0 (ADK Python, Java, JS).
 func Open(ctx context.Context, client *storage.Client, bucket, root string, opts Options) (*Store, error) {
 	const op = "open"
 	if client == nil || bucket == "" {
@@ -148,25 +149,17 @@ func Open(ctx context.Context, client *storage.Client, bucket, root string, opts
 	return s, nil
 }
 
-// detectFirst reads the first page of the listing: 1 when versions are
-// found and none is 0, else 0 (see firstVersionOf).
+// detectFirst reads the names detection reads (readSample): the first
+// page of gcsstore.InspectNames names, up to 1,000 when none of them is a
+// version; then firstVersionOf.
 func (s *Store) detectFirst(ctx context.Context) (int64, error) {
-	q := &storage.Query{Prefix: s.root}
-	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
+	lst, err := gcsstore.FirstNames(ctx, s.bkt(), s.root, gcsstore.InspectNames)
+	if err != nil {
 		return 0, err
 	}
-	it := s.bkt().Objects(ctx, q)
-	it.PageInfo().MaxSize = detectSample
-	var names []string
-	for len(names) < detectSample {
-		a, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-		names = append(names, strings.TrimPrefix(a.Name, s.root))
+	names, err := readSample(ctx, lst)
+	if err != nil {
+		return 0, err
 	}
 	return firstVersionOf(names), nil
 }

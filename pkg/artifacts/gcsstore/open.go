@@ -22,8 +22,15 @@ const inspectShown = 4
 
 // InspectNames is how many object names Inspect lists, at most: the first
 // page of a flat listing of the location's root, which it hands to the
-// layouts' detection (artifacts.Contents.Listing).
-const InspectNames = 1000
+// layouts' detection (artifacts.Contents.Listing), and which they extend
+// only when it does not decide. 100 names decide almost every store: a
+// Google ADK store's first object is an ADK version unless foreign objects
+// sort before it, an Erlang store's PREFIX/s/ objects sort early unless
+// other objects come first, and where the page stops short of where a
+// layout's objects sort, that layout's one-object probe answers. It keeps the common page small: the emulator ignores
+// fields= and returns about 875 bytes an object, Cloud Storage sends
+// names only.
+const InspectNames = 100
 
 // Layout is the erlang-gcs opener for an artifacts.URLMux: objects below
 // gs://BUCKET/PREFIX/s/. Its Inspect method is the Inspector of gs://
@@ -86,35 +93,55 @@ func NewLayout(opts Options) *Layout { return NewLayoutClient(opts, &LazyClient{
 // the Store that Open returns takes it over.
 func NewLayoutClient(opts Options, c *LazyClient) *Layout { return &Layout{opts: opts, LazyClient: c} }
 
-// FirstNames lists the first n object names below root (a prefix ending
-// in "/", or "" for the bucket's root) of bkt, flat, names only, in one
-// request, relative to root, with a deadline of MaxDeadlineMillis unless
-// ctx has one. Its error is the client's, unclassified.
-func FirstNames(ctx context.Context, bkt *storage.BucketHandle, root string, n int) (artifacts.Listing, error) {
-	var out artifacts.Listing
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
-		defer cancel()
-	}
-	q := &storage.Query{Prefix: root}
-	if err := q.SetAttrSelection([]string{"Name"}); err != nil {
-		return out, err
-	}
-	it := bkt.Objects(ctx, q)
-	it.PageInfo().MaxSize = n
-	for len(out.Names) < n {
-		a, err := it.Next()
-		if err == iterator.Done {
-			out.Complete = true
-			break
+// Names returns the PageReader of a flat listing of the object names
+// below root (a prefix ending in "/", or "" for the bucket's root) of
+// bkt, names only, relative to root: one request a page, with a deadline
+// of MaxDeadlineMillis unless ctx has one. Its errors are wrap's of the
+// client's (the client's own when wrap is nil).
+func Names(bkt *storage.BucketHandle, root string, wrap func(context.Context, error) error) artifacts.PageReader {
+	return func(ctx context.Context, token string, n int) ([]string, string, error) {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, artifacts.MaxDeadlineMillis*time.Millisecond)
+			defer cancel()
 		}
+		fail := func(err error) ([]string, string, error) {
+			if wrap != nil {
+				err = wrap(ctx, err)
+			}
+			return nil, "", err
+		}
+		q := &storage.Query{Prefix: root}
+		if err := q.SetAttrSelection([]string{"Name"}); err != nil {
+			return fail(err)
+		}
+		var page []*storage.ObjectAttrs
+		next, err := iterator.NewPager(bkt.Objects(ctx, q), n, token).NextPage(&page)
 		if err != nil {
-			return out, err
+			return fail(err)
 		}
-		out.Names = append(out.Names, strings.TrimPrefix(a.Name, root))
+		names := make([]string, len(page))
+		for i, a := range page {
+			names[i] = strings.TrimPrefix(a.Name, root)
+		}
+		return names, next, nil
 	}
-	return out, nil
+}
+
+// FirstNames lists the first n object names below root of bkt (see
+// Names), usually in one request. Its error is the client's, unclassified.
+func FirstNames(ctx context.Context, bkt *storage.BucketHandle, root string, n int) (*artifacts.Listing, error) {
+	return artifacts.NewListing(ctx, Names(bkt, root, nil), n)
+}
+
+// OpenError classifies err, an error of a request that opening a store
+// of bucket made: CodeNotFound when the bucket does not exist, else as
+// the Store's requests' errors.
+func OpenError(ctx context.Context, bucket string, err error) error {
+	if isNotExist(err) {
+		return artifacts.Errorf(artifacts.CodeNotFound, "open", nil, "bucket %q does not exist", bucket)
+	}
+	return classify(ctx, "open", err, "bucket %q is not readable", bucket)
 }
 
 // Info describes the layout.
@@ -183,38 +210,43 @@ func (l *Layout) children(ctx context.Context, loc artifacts.Location, prefix st
 // bucket holds any object. It makes one request, a flat listing of the
 // first InspectNames object names below the location's root
 // (Location.ObjectRoot), and returns it as the Contents' Listing for the
-// layouts' DetectContents.
+// layouts' DetectContents, which may extend it; Contents.Describe then
+// describes what the extended listing holds.
 func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts.Contents, error) {
-	const op = "open"
 	client, err := l.Client(ctx)
 	if err != nil {
 		return artifacts.Contents{}, err
 	}
-	root := loc.ObjectRoot()
-	lst, err := FirstNames(ctx, client.Bucket(loc.Bucket).Retryer(RetryOptions(l.opts)...), root, InspectNames)
+	bkt := client.Bucket(loc.Bucket).Retryer(RetryOptions(l.opts)...)
+	lst, err := artifacts.NewListing(ctx, Names(bkt, loc.ObjectRoot(), func(ctx context.Context, err error) error {
+		return OpenError(ctx, loc.Bucket, err)
+	}), InspectNames)
 	if err != nil {
-		if isNotExist(err) {
-			return artifacts.Contents{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "bucket %q does not exist", loc.Bucket)
-		}
-		return artifacts.Contents{}, classify(ctx, op, err, "bucket %q is not readable", loc.Bucket)
+		return artifacts.Contents{}, err
 	}
-	c := artifacts.Contents{Exists: len(lst.Names) > 0, Listing: &lst}
-	if !c.Exists {
-		c.Found = "no object lies below " + loc.Prefix + "/"
-		return c, nil
+	c := artifacts.Contents{Exists: len(lst.Names) > 0, Listing: lst, Describe: func() string { return found(loc, lst) }}
+	c.Found = c.Describe()
+	return c, nil
+}
+
+// found describes, for messages, what lst, the listing of loc's root,
+// holds: the children of loc's prefix, else (for gs://BUCKET) the
+// bucket's top level; "and more" when there are more than it names or
+// the listing stops short.
+func found(loc artifacts.Location, lst *artifacts.Listing) string {
+	if len(lst.Names) == 0 {
+		return "no object lies below " + loc.Prefix + "/"
 	}
-	// What a store at the prefix would hold, else (for gs://BUCKET) the
-	// bucket's top level.
 	where := "objects below " + loc.Prefix + "/: "
-	kids := childNames(lst.Names, strings.TrimPrefix(loc.Prefix+"/", root))
+	kids := childNames(lst.Names, strings.TrimPrefix(loc.Prefix+"/", loc.ObjectRoot()))
 	if len(kids) == 0 {
 		where, kids = "objects in bucket "+loc.Bucket+": ", childNames(lst.Names, "")
 	}
-	c.Found = where + strings.Join(kids[:min(inspectShown, len(kids))], ", ")
+	out := where + strings.Join(kids[:min(inspectShown, len(kids))], ", ")
 	if len(kids) > inspectShown || !lst.Complete {
-		c.Found += " and more"
+		out += " and more"
 	}
-	return c, nil
+	return out
 }
 
 // childNames returns the distinct children of prefix among names (sorted

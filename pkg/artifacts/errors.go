@@ -80,7 +80,7 @@ type Error struct {
 	Op      string // e.g. "put", "get", "list names"
 	Scope   *Scope // nil when not known
 	Name    string // empty when not known
-	Version int64  // 0 when not known
+	Version int64  // NoVersion when the error concerns no one version
 	Msg     string // human detail
 	Err     error  // underlying cause, may be nil
 	// Remaining is the allowance left, for CodeQuotaExceeded; -1 when it does
@@ -97,7 +97,7 @@ func (e *Error) Error() string {
 	if e.Name != "" {
 		s += fmt.Sprintf(" name %q", e.Name)
 	}
-	if e.Version > 0 {
+	if e.Version >= 0 {
 		s += fmt.Sprintf(" v%d", e.Version)
 	}
 	if e.Msg != "" {
@@ -127,17 +127,24 @@ func Errorf(code Code, op string, cause error, format string, args ...any) *Erro
 	if len(args) > 0 {
 		msg = fmt.Sprintf(format, args...)
 	}
-	return &Error{Code: code, Op: op, Msg: msg, Err: cause, Remaining: -1}
+	return &Error{Code: code, Op: op, Version: NoVersion, Msg: msg, Err: cause, Remaining: -1}
 }
 
-// With returns a copy of e that names the artifact it concerns.
+// NoVersion is the Version of an Error that concerns no one version, and
+// the version to give With then. 0 is a version number in layouts that
+// number from 0 (Capabilities.FirstVersion), so it cannot mean "none".
+const NoVersion int64 = -1
+
+// With returns a copy of e that names the artifact it concerns: its
+// scope, its name unless name is empty, and its version unless version is
+// negative (NoVersion, or Latest for a read of the latest version).
 func (e *Error) With(scope Scope, name string, version int64) *Error {
 	c := *e
 	c.Scope = &scope
 	if name != "" {
 		c.Name = name
 	}
-	if version > 0 {
+	if version >= 0 {
 		c.Version = version
 	}
 	return &c

@@ -53,7 +53,7 @@ type ExactDeleter interface {
 func (s *Store) DeleteExact(ctx context.Context, scope Scope, name string, refs []VersionRef) ([]Record, error) {
 	const op = "delete"
 	if err := s.checkArtifact(op, scope, name, Latest); err != nil {
-		return nil, refuse(err, scope, name, 0)
+		return nil, refuse(err, scope, name, NoVersion)
 	}
 	for _, ref := range refs {
 		if err := s.checkVersion(op, ref.Version); err != nil {

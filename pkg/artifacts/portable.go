@@ -163,7 +163,7 @@ func (s *Store) Put(ctx context.Context, scope Scope, name string, r io.Reader, 
 		opts.Metadata = Metadata{}
 	}
 	if err := s.checkPut(op, scope, name, opts); err != nil {
-		return Record{}, refuse(err, scope, name, 0)
+		return Record{}, refuse(err, scope, name, NoVersion)
 	}
 	return s.drv.Put(ctx, scope, name, r, opts)
 }
@@ -240,7 +240,7 @@ func (s *Store) ListNames(ctx context.Context, scope Scope, opts ListOptions) (N
 		err = s.checkScope("list names", scope)
 	}
 	if err != nil {
-		return NamePage{}, refuse(err, scope, "", 0)
+		return NamePage{}, refuse(err, scope, "", NoVersion)
 	}
 	opts.Limit = limit
 	return s.drv.ListNames(ctx, scope, opts)
@@ -257,7 +257,7 @@ func (s *Store) ListVersions(ctx context.Context, scope Scope, name string, opts
 		err = s.checkName(name)
 	}
 	if err != nil {
-		return VersionPage{}, refuse(err, scope, name, 0)
+		return VersionPage{}, refuse(err, scope, name, NoVersion)
 	}
 	opts.Limit = limit
 	return s.drv.ListVersions(ctx, scope, name, opts)
@@ -274,7 +274,7 @@ func (s *Store) Delete(ctx context.Context, scope Scope, name string, sel Select
 		err = s.checkVersion(op, sel.Version)
 	}
 	if err != nil {
-		return nil, refuse(err, scope, name, sel.Version)
+		return nil, refuse(err, scope, name, sel.ErrorVersion())
 	}
 	return s.drv.Delete(ctx, scope, name, sel)
 }

@@ -70,6 +70,15 @@ type Selector struct {
 	Version int64 // for SelectVersion
 }
 
+// ErrorVersion is the version an error about the selected versions names:
+// Version for SelectVersion, else NoVersion.
+func (s Selector) ErrorVersion() int64 {
+	if s.Kind == SelectVersion {
+		return s.Version
+	}
+	return NoVersion
+}
+
 // Capabilities declares, as data, what a driver's layout can and cannot
 // do: its limits and its facts. Store checks arguments against them and
 // commands adapt to them, instead of asking which driver they have.

@@ -29,7 +29,7 @@ const MaxReadLines = 100_000
 func pathError(code artifacts.Code, op string, scope *artifacts.Scope, cause error, format string, args ...any) error {
 	e := artifacts.Errorf(code, op, cause, format, args...)
 	if scope != nil {
-		e = e.With(*scope, "", 0)
+		e = e.With(*scope, "", artifacts.NoVersion)
 	}
 	return e
 }

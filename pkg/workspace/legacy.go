@@ -43,7 +43,7 @@ type MigrateResult struct {
 func (m *Manager) ConfirmLegacy(ctx context.Context, ix Index) (artifacts.Record, error) {
 	rec, why, err := m.confirmLegacy(ctx, ix)
 	if err == nil && why != "" {
-		err = artifacts.Errorf(artifacts.CodePermission, "workspace migrate", nil, "the app %q of legacy directory %s is unconfirmed: %s", ix.App, LegacyDirName(ix.User, ix.Session), why).With(ix.Scope(), "", 0)
+		err = artifacts.Errorf(artifacts.CodePermission, "workspace migrate", nil, "the app %q of legacy directory %s is unconfirmed: %s", ix.App, LegacyDirName(ix.User, ix.Session), why).With(ix.Scope(), "", artifacts.NoVersion)
 	}
 	return rec, err
 }
@@ -114,7 +114,7 @@ func (m *Manager) Migrate(ctx context.Context, name string) (MigrateResult, erro
 	ix, _, err := ReadIndex(root, name)
 	switch {
 	case err == nil:
-		return MigrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "%s is app-bound already", name).With(ix.Scope(), "", 0)
+		return MigrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "%s is app-bound already", name).With(ix.Scope(), "", artifacts.NoVersion)
 	case !errors.Is(err, ErrUnboundApp):
 		return MigrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, err, "%s has no legacy index to migrate", name)
 	}
@@ -125,7 +125,7 @@ func (m *Manager) Migrate(ctx context.Context, name string) (MigrateResult, erro
 	}
 	to := DirName(ix.App, ix.User, ix.Session)
 	if _, err := m.root.Lstat(to); err == nil {
-		return MigrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "both %s and its app-bound name %s exist; nothing was moved: merge them by hand", name, to).With(scope, "", 0)
+		return MigrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "both %s and its app-bound name %s exist; nothing was moved: merge them by hand", name, to).With(scope, "", artifacts.NoVersion)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return MigrateResult{}, osError(op, &scope, to, err)
 	}
@@ -183,9 +183,9 @@ func (m *Manager) legacyFallback(ctx context.Context, scope artifacts.Scope, dir
 	}
 	legacy := LegacyDirName(scope.User, scope.Session)
 	if _, err := m.root.Lstat(legacy); err == nil {
-		return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no workspace directory %s; the legacy directory %s of the same user and session is not bound to this app (see ws list), so nothing was snapshotted", dir, legacy).With(scope, "", 0)
+		return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no workspace directory %s; the legacy directory %s of the same user and session is not bound to this app (see ws list), so nothing was snapshotted", dir, legacy).With(scope, "", artifacts.NoVersion)
 	}
-	return nil, artifacts.Errorf(artifacts.CodeNotFound, op, fs.ErrNotExist, "no workspace directory %s under %s", dir, m.scratch).With(scope, "", 0)
+	return nil, artifacts.Errorf(artifacts.CodeNotFound, op, fs.ErrNotExist, "no workspace directory %s under %s", dir, m.scratch).With(scope, "", artifacts.NoVersion)
 }
 
 // legacyProblem says what becomes of a legacy directory name whose index

@@ -110,7 +110,7 @@ func (l *ledger) status() QuotaStatus {
 
 // quotaError is the error of a refused write.
 func quotaError(scope artifacts.Scope, op, name string, remaining int64) error {
-	e := artifacts.Errorf(artifacts.CodeQuotaExceeded, op, nil, "writing %q would exceed the workspace quota; %d bytes of allowance left", name, remaining).With(scope, "", 0)
+	e := artifacts.Errorf(artifacts.CodeQuotaExceeded, op, nil, "writing %q would exceed the workspace quota; %d bytes of allowance left", name, remaining).With(scope, "", artifacts.NoVersion)
 	e.Remaining = remaining
 	return e
 }

@@ -285,7 +285,7 @@ func (s *Store) scopeDir(op string, scope artifacts.Scope) (string, error) {
 	}
 	for i, p := range parts {
 		if err := checkSegment(p); err != nil {
-			return "", artifacts.Errorf(artifacts.CodeInvalidScope, op, nil, "%s id %q %s", labels[i], p, err).With(scope, "", 0)
+			return "", artifacts.Errorf(artifacts.CodeInvalidScope, op, nil, "%s id %q %s", labels[i], p, err).With(scope, "", artifacts.NoVersion)
 		}
 	}
 	var dir string
@@ -316,7 +316,7 @@ func (e *appError) Error() string { return e.err().Error() }
 
 func (e *appError) err() *artifacts.Error {
 	return artifacts.Errorf(artifacts.CodeNotFound, e.op, nil,
-		"this store is ADK's file layout without apps/, which keeps no app: it holds the scopes of app %q only (the store app; set it with --store-app or store_app), not of app %q", e.app, e.scope.App).With(e.scope, "", 0)
+		"this store is ADK's file layout without apps/, which keeps no app: it holds the scopes of app %q only (the store app; set it with --store-app or store_app), not of app %q", e.app, e.scope.App).With(e.scope, "", artifacts.NoVersion)
 }
 
 func (e *appError) Unwrap() error { return e.err() }
@@ -334,7 +334,7 @@ func (s *Store) nameDir(op string, scope artifacts.Scope, name string) (dir, bas
 	}
 	rel, err := pathName(scope, name)
 	if err != nil {
-		return "", "", artifacts.Errorf(artifacts.CodeInvalidName, op, nil, "%s", err).With(scope, name, 0)
+		return "", "", artifacts.Errorf(artifacts.CodeInvalidName, op, nil, "%s", err).With(scope, name, artifacts.NoVersion)
 	}
 	return path.Join(sd, rel), path.Base(rel), nil
 }

@@ -244,7 +244,11 @@ func TestNumbering(t *testing.T) {
 	if rec := put(t, st, session, "n.txt", "x"); rec.Version != 2 {
 		t.Errorf("put got v%d, want 2", rec.Version)
 	}
-	wantCode(t, errOf(st.Stat(t.Context(), session, "n.txt", 0)), artifacts.CodeNotFound, "stat of a version without metadata.json")
+	err := errOf(st.Stat(t.Context(), session, "n.txt", 0))
+	wantCode(t, err, artifacts.CodeNotFound, "stat of a version without metadata.json")
+	if want := `name "n.txt" v0: `; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("stat of v0: %v, want the message to name %s", err, want)
+	}
 	page, err := st.ListVersions(t.Context(), session, "n.txt", artifacts.ListOptions{})
 	if err != nil || len(page.Items) != 1 || page.Items[0].Version != 2 {
 		t.Errorf("versions %+v, %v", page.Items, err)

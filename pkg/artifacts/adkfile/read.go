@@ -379,7 +379,7 @@ func (s *Store) versionsAt(op string, scope artifacts.Scope, name, dir, base str
 	vdir := path.Join(dir, VersionsDir)
 	nums, _, err := s.versionDirs(op, vdir)
 	if err != nil {
-		return nil, withArtifact(err, scope, name, 0)
+		return nil, withArtifact(err, scope, name, artifacts.NoVersion)
 	}
 	out := make([]entry, 0, len(nums))
 	for _, n := range nums {
@@ -408,7 +408,7 @@ func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name
 				return entry{}, es[i].err
 			}
 		}
-		return entry{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact").With(scope, name, 0)
+		return entry{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact").With(scope, name, artifacts.NoVersion)
 	}
 	dir, base, err := s.nameDir(op, scope, name)
 	if err != nil {
@@ -436,7 +436,7 @@ func (s *Store) find(ctx context.Context, op string, scope artifacts.Scope, name
 func notFoundFor(err error, scope artifacts.Scope, name string) error {
 	var ae *appError
 	if errors.As(err, &ae) {
-		return ae.err().With(scope, name, 0)
+		return ae.err().With(scope, name, artifacts.NoVersion)
 	}
 	return err
 }
@@ -570,7 +570,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		found = ok
 	}
 	if !found {
-		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "scope has no artifacts").With(scope, "", 0)
+		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "scope has no artifacts").With(scope, "", artifacts.NoVersion)
 	}
 	return page, nil
 }
@@ -591,7 +591,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	vdir := path.Join(dir, VersionsDir)
 	nums, _, err := s.versionDirs(op, vdir)
 	if err != nil {
-		return artifacts.VersionPage{}, withArtifact(err, scope, name, 0)
+		return artifacts.VersionPage{}, withArtifact(err, scope, name, artifacts.NoVersion)
 	}
 	after := int64(-1)
 	if opts.Cursor != "" {
@@ -658,7 +658,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 		found = e.state == stPublished || isBroken(e)
 	}
 	if !found {
-		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact").With(scope, name, 0)
+		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such artifact").With(scope, name, artifacts.NoVersion)
 	}
 	return page, nil
 }

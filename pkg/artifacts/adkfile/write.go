@@ -43,25 +43,25 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	if err != nil {
 		var ae *appError
 		if errors.As(err, &ae) {
-			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidScope, op, nil, "%s", ae.err().Msg).With(scope, name, 0)
+			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidScope, op, nil, "%s", ae.err().Msg).With(scope, name, artifacts.NoVersion)
 		}
 		return artifacts.Record{}, err
 	}
 	md, err := json.Marshal(jsonFloats(opts.Metadata))
 	if err != nil {
-		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidMetadata, op, err, "custom metadata is not JSON").With(scope, name, 0)
+		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeInvalidMetadata, op, err, "custom metadata is not JSON").With(scope, name, artifacts.NoVersion)
 	}
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return artifacts.Record{}, err
 	}
 	vdir := path.Join(dir, VersionsDir)
 	if err := s.mkdirAll(op, vdir); err != nil {
-		return artifacts.Record{}, withArtifact(err, scope, name, 0)
+		return artifacts.Record{}, withArtifact(err, scope, name, artifacts.NoVersion)
 	}
 	for range maxPutAttempts {
 		n, err := s.nextNumber(op, vdir)
 		if err != nil {
-			return artifacts.Record{}, withArtifact(err, scope, name, 0)
+			return artifacts.Record{}, withArtifact(err, scope, name, artifacts.NoVersion)
 		}
 		pending := path.Join(vdir, "."+strconv.FormatInt(n, 10)+".pending")
 		if err := s.root.Mkdir(pending, dirMode); errors.Is(err, fs.ErrExist) {
@@ -89,7 +89,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 		}
 		return e.rec, nil
 	}
-	return artifacts.Record{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "other writers took %d version numbers in a row; save again", maxPutAttempts).With(scope, name, 0)
+	return artifacts.Record{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "other writers took %d version numbers in a row; save again", maxPutAttempts).With(scope, name, artifacts.NoVersion)
 }
 
 // nextNumber returns the highest version or pending number in vdir plus
@@ -132,7 +132,7 @@ func (s *Store) fill(ctx context.Context, op string, scope artifacts.Scope, name
 	prel := path.Join(pending, base)
 	f, err := s.root.OpenFile(prel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
-		return 0, withArtifact(fsErr(op, s.abs(prel), err), scope, name, 0)
+		return 0, withArtifact(fsErr(op, s.abs(prel), err), scope, name, artifacts.NoVersion)
 	}
 	size, err := io.Copy(f, &ctxReader{ctx: ctx, r: io.LimitReader(r, s.opts.MaxArtifactBytes+1)})
 	if err == nil && size > s.opts.MaxArtifactBytes {
@@ -148,12 +148,12 @@ func (s *Store) fill(ctx context.Context, op string, scope artifacts.Scope, name
 		if cerr := artifacts.CheckContext(ctx, op); cerr != nil {
 			// The context ended while the payload was read: a reader
 			// that returned the context's own error says no more.
-			return 0, withArtifact(cerr, scope, name, 0)
+			return 0, withArtifact(cerr, scope, name, artifacts.NoVersion)
 		}
 		if c := artifacts.CodeOf(err); c == artifacts.CodeTooLarge || c == artifacts.CodeTimeout || c == artifacts.CodeCanceled {
-			return 0, withArtifact(err, scope, name, 0)
+			return 0, withArtifact(err, scope, name, artifacts.NoVersion)
 		}
-		return 0, withArtifact(artifacts.Errorf(artifacts.CodeIO, op, err, "writing %s", s.abs(prel)), scope, name, 0)
+		return 0, withArtifact(artifacts.Errorf(artifacts.CodeIO, op, err, "writing %s", s.abs(prel)), scope, name, artifacts.NoVersion)
 	}
 	return size, nil
 }
@@ -185,7 +185,7 @@ func (s *Store) publish(ctx context.Context, op string, scope artifacts.Scope, n
 		err = s.renameNoReplace(vdir, path.Base(pending), strconv.FormatInt(n, 10))
 		if errors.Is(err, fs.ErrExist) {
 			if n, err = s.nextNumber(op, vdir); err != nil {
-				return n, withArtifact(err, scope, name, 0)
+				return n, withArtifact(err, scope, name, artifacts.NoVersion)
 			}
 			continue
 		}
@@ -197,7 +197,7 @@ func (s *Store) publish(ctx context.Context, op string, scope artifacts.Scope, n
 		}
 		return n, nil
 	}
-	return n, artifacts.Errorf(artifacts.CodeConflict, op, nil, "other writers took %d version numbers in a row; save again", maxPutAttempts).With(scope, name, 0)
+	return n, artifacts.Errorf(artifacts.CodeConflict, op, nil, "other writers took %d version numbers in a row; save again", maxPutAttempts).With(scope, name, artifacts.NoVersion)
 }
 
 // writeFile creates rel with b, fsynced.
@@ -319,7 +319,7 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	}
 	targets, err := resolve(op, sel, published)
 	if err != nil {
-		return nil, withArtifact(err, scope, name, sel.Version)
+		return nil, withArtifact(err, scope, name, sel.ErrorVersion())
 	}
 	var out []artifacts.Record
 	for _, v := range targets {

@@ -70,7 +70,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	}
 	nv, err := s.versions(cctx, scope, name)
 	if err != nil {
-		return artifacts.Record{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+		return artifacts.Record{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, artifacts.NoVersion)
 	}
 	next, f := s.first, formKept
 	if len(nv.objects) > 0 {
@@ -83,7 +83,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	defer up.close()
 	for attempt := 1; ; attempt++ {
 		if attempt > s.opts.MaxPutAttempts {
-			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "%d version numbers in a row were taken by concurrent writers", s.opts.MaxPutAttempts).With(scope, name, 0)
+			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "%d version numbers in a row were taken by concurrent writers", s.opts.MaxPutAttempts).With(scope, name, artifacts.NoVersion)
 		}
 		attrs, err := up.write(cctx, next, r)
 		if err == nil {
@@ -95,7 +95,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 		}
 		again, err := s.versions(cctx, scope, name)
 		if err != nil {
-			return artifacts.Record{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+			return artifacts.Record{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, artifacts.NoVersion)
 		}
 		next++
 		if n := len(again.objects); n > 0 {
@@ -185,7 +185,7 @@ func (u *upload) write(ctx context.Context, v int64, r io.Reader) (*storage.Obje
 		return u.create(ctx, name, u.small)
 	}
 	if u.spool == nil {
-		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "another writer took the version number while a %d-byte payload was being sent, and no temporary file could hold it for another try", u.size).With(u.scope, u.name, 0)
+		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "another writer took the version number while a %d-byte payload was being sent, and no temporary file could hold it for another try", u.size).With(u.scope, u.name, artifacts.NoVersion)
 	}
 	// The first attempt may have stopped reading early: copy the rest.
 	_, err := io.Copy(io.Discard, io.LimitReader(u.rest, u.s.opts.MaxArtifactBytes+1))
@@ -196,20 +196,20 @@ func (u *upload) write(ctx context.Context, v int64, r io.Reader) (*storage.Obje
 		return nil, u.tooLarge()
 	}
 	if _, err := u.spool.Seek(0, io.SeekStart); err != nil {
-		return nil, artifacts.Errorf(artifacts.CodeIO, op, err, "rereading the payload's temporary copy").With(u.scope, u.name, 0)
+		return nil, artifacts.Errorf(artifacts.CodeIO, op, err, "rereading the payload's temporary copy").With(u.scope, u.name, artifacts.NoVersion)
 	}
 	return u.stream(ctx, name, u.spool)
 }
 
 func (u *upload) tooLarge() error {
-	return artifacts.Errorf(artifacts.CodeTooLarge, "put", nil, "payload exceeds %d bytes", u.s.opts.MaxArtifactBytes).With(u.scope, u.name, 0)
+	return artifacts.Errorf(artifacts.CodeTooLarge, "put", nil, "payload exceeds %d bytes", u.s.opts.MaxArtifactBytes).With(u.scope, u.name, artifacts.NoVersion)
 }
 
 func (u *upload) readErr(ctx context.Context, err error) error {
 	if cerr := artifacts.CheckContext(ctx, "put"); cerr != nil {
 		return cerr
 	}
-	return artifacts.Errorf(artifacts.CodeIO, "put", err, "reading the payload").With(u.scope, u.name, 0)
+	return artifacts.Errorf(artifacts.CodeIO, "put", err, "reading the payload").With(u.scope, u.name, artifacts.NoVersion)
 }
 
 func (u *upload) writer(ctx context.Context, name string) *storage.Writer {
@@ -266,7 +266,7 @@ func (u *upload) stream(ctx context.Context, name string, r io.Reader) (*storage
 	if a.CRC32C != u.crc || a.Size != n {
 		// What the service stored is not what was sent: remove it.
 		_ = u.s.obj(name).If(storage.Conditions{GenerationMatch: a.Generation}).Delete(ctx)
-		return nil, artifacts.Errorf(artifacts.CodeCorrupt, "put", nil, "object %s was stored with %d bytes and another checksum than the %d bytes sent; it was removed", name, a.Size, n).With(u.scope, u.name, 0)
+		return nil, artifacts.Errorf(artifacts.CodeCorrupt, "put", nil, "object %s was stored with %d bytes and another checksum than the %d bytes sent; it was removed", name, a.Size, n).With(u.scope, u.name, artifacts.NoVersion)
 	}
 	return a, nil
 }
@@ -278,5 +278,5 @@ func (u *upload) writeErr(ctx context.Context, name string, err error) error {
 	if e := artifacts.CodeOf(err); e == artifacts.CodeTooLarge || e == artifacts.CodeIO {
 		return err
 	}
-	return gcserr.Classify(ctx, "put", err, "%s", fmt.Sprintf("writing object %s", name)).With(u.scope, u.name, 0)
+	return gcserr.Classify(ctx, "put", err, "%s", fmt.Sprintf("writing object %s", name)).With(u.scope, u.name, artifacts.NoVersion)
 }

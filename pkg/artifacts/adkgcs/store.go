@@ -620,7 +620,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 	}
 	l, err := s.list(cctx, scopePrefix(scope), true)
 	if err != nil {
-		return artifacts.NamePage{}, gcserr.Classify(cctx, op, err, "listing %s", s.root+scopePrefix(scope)).With(scope, "", 0)
+		return artifacts.NamePage{}, gcserr.Classify(cctx, op, err, "listing %s", s.root+scopePrefix(scope)).With(scope, "", artifacts.NoVersion)
 	}
 	var objs []object
 	for _, o := range l.objects {
@@ -634,7 +634,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		foreign += len(nv.shadowed)
 	}
 	if len(names) == 0 {
-		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version in the scope").With(scope, "", 0)
+		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version in the scope").With(scope, "", artifacts.NoVersion)
 	}
 	limit := opts.PageSize()
 	page := artifacts.NamePage{Foreign: foreign}
@@ -661,10 +661,10 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	}
 	nv, err := s.versions(cctx, scope, name)
 	if err != nil {
-		return artifacts.VersionPage{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+		return artifacts.VersionPage{}, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, artifacts.NoVersion)
 	}
 	if len(nv.objects) == 0 {
-		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version").With(scope, name, 0)
+		return artifacts.VersionPage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version").With(scope, name, artifacts.NoVersion)
 	}
 	after := int64(-1)
 	if opts.Cursor != "" {
@@ -688,7 +688,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 func refuse(err error, scope artifacts.Scope, name string) error {
 	var e *artifacts.Error
 	if errors.As(err, &e) {
-		return e.With(scope, name, 0)
+		return e.With(scope, name, artifacts.NoVersion)
 	}
 	return err
 }
@@ -705,7 +705,7 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	}
 	nv, err := s.versions(cctx, scope, name)
 	if err != nil {
-		return nil, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, 0)
+		return nil, gcserr.Classify(cctx, op, err, "listing versions").With(scope, name, artifacts.NoVersion)
 	}
 	published := make([]int64, len(nv.objects))
 	for i, o := range nv.objects {

@@ -206,7 +206,7 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 	case artifacts.SelectAll:
 		found, err = listAll(ctx, st, scope, name, "")
 		if artifacts.IsNotFound(err) || err == nil && len(found.versions) == 0 {
-			return Plan{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, 0)
+			return Plan{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, artifacts.NoVersion)
 		}
 	}
 	if err != nil {
@@ -360,7 +360,7 @@ func planLatest(ctx context.Context, st *artifacts.Store, scope artifacts.Scope,
 		if err != nil {
 			return found{}, err
 		}
-		return found{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, 0)
+		return found{}, artifacts.Errorf(artifacts.CodeNotFound, "plan delete", nil, "no published version").With(scope, name, artifacts.NoVersion)
 	}
 	return f.only(f.versions[len(f.versions)-1]), nil
 }

@@ -257,7 +257,7 @@ func payloadReader(op string, rec artifacts.Record, f payloadBody, size, offset,
 func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name string, opts artifacts.ListOptions) (artifacts.VersionPage, error) {
 	const op = "list versions"
 	var page artifacts.VersionPage
-	wrap := func(err error) error { return ioErr(op, err).With(scope, name, 0) }
+	wrap := func(err error) error { return ioErr(op, err).With(scope, name, artifacts.NoVersion) }
 	limit, after := opts.PageSize(), artifacts.VersionCursor(opts)
 	if err := artifacts.CheckContext(ctx, op); err != nil {
 		return page, wrap(err)
@@ -333,7 +333,7 @@ type nameInfo struct {
 func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artifacts.ListOptions) (artifacts.NamePage, error) {
 	const op = "list names"
 	var page artifacts.NamePage
-	wrap := func(err error) error { return ioErr(op, err).With(scope, "", 0) }
+	wrap := func(err error) error { return ioErr(op, err).With(scope, "", artifacts.NoVersion) }
 	limit := opts.PageSize()
 	scopeDir := filepath.Join(s.scopes, scope.Hash())
 	namesDir := filepath.Join(scopeDir, NamesDir)
@@ -570,7 +570,7 @@ func parallel[T any](ctx context.Context, items []T, work func(T)) error {
 // record is removed, then the payload. Reservations stay.
 func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, sel artifacts.Selector) ([]artifacts.Record, error) {
 	const op = "delete"
-	wrap := func(err error) error { return ioErr(op, err).With(scope, name, sel.Version) }
+	wrap := func(err error) error { return ioErr(op, err).With(scope, name, sel.ErrorVersion()) }
 	dir, err := s.nameDir(op, scope, name)
 	if err != nil {
 		return nil, wrap(err)

@@ -272,7 +272,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	defer cancel()
 	page, err := s.listVersions(cctx, op, scope, name, opts)
 	if err != nil {
-		return artifacts.VersionPage{}, classify(cctx, op, err, "").With(scope, name, 0)
+		return artifacts.VersionPage{}, classify(cctx, op, err, "").With(scope, name, artifacts.NoVersion)
 	}
 	return page, nil
 }
@@ -374,7 +374,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 	defer cancel()
 	page, err := s.listNames(cctx, op, scope, opts)
 	if err != nil {
-		return artifacts.NamePage{}, classify(cctx, op, err, "").With(scope, "", 0)
+		return artifacts.NamePage{}, classify(cctx, op, err, "").With(scope, "", artifacts.NoVersion)
 	}
 	return page, nil
 }
@@ -531,7 +531,7 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	defer cancel()
 	recs, err := s.delete(cctx, op, scope, name, sel)
 	if err != nil {
-		return recs, classify(cctx, op, err, "").With(scope, name, sel.Version)
+		return recs, classify(cctx, op, err, "").With(scope, name, sel.ErrorVersion())
 	}
 	return recs, nil
 }

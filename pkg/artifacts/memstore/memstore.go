@@ -159,7 +159,7 @@ func (s *Store) Put(ctx context.Context, scope artifacts.Scope, name string, r i
 	const op = "put"
 	rec, err := s.put(ctx, scope, name, r, opts)
 	if err != nil {
-		return artifacts.Record{}, wrap(op, err, scope, name, 0)
+		return artifacts.Record{}, wrap(op, err, scope, name, artifacts.NoVersion)
 	}
 	return rec, nil
 }
@@ -437,7 +437,7 @@ func (s *Store) ListVersions(ctx context.Context, scope artifacts.Scope, name st
 	const op = "list versions"
 	page, err := s.listVersions(ctx, scope, name, opts)
 	if err != nil {
-		return artifacts.VersionPage{}, wrap(op, err, scope, name, 0)
+		return artifacts.VersionPage{}, wrap(op, err, scope, name, artifacts.NoVersion)
 	}
 	return page, nil
 }
@@ -481,7 +481,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 	const op = "list names"
 	page, err := s.listNames(ctx, scope, opts)
 	if err != nil {
-		return artifacts.NamePage{}, wrap(op, err, scope, "", 0)
+		return artifacts.NamePage{}, wrap(op, err, scope, "", artifacts.NoVersion)
 	}
 	return page, nil
 }
@@ -537,7 +537,7 @@ func (s *Store) Delete(ctx context.Context, scope artifacts.Scope, name string, 
 	const op = "delete"
 	recs, err := s.delete(ctx, scope, name, sel)
 	if err != nil {
-		return nil, wrap(op, err, scope, name, sel.Version)
+		return nil, wrap(op, err, scope, name, sel.ErrorVersion())
 	}
 	return recs, nil
 }

@@ -150,7 +150,7 @@ func (s *Store) shard(op string, scope artifacts.Scope, create bool, msg string)
 	dir := filepath.Join(s.shards, h)
 	if err := checkDir(op, dir, create); err != nil {
 		if artifacts.IsNotFound(err) {
-			return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "%s", msg).With(scope, "", 0)
+			return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "%s", msg).With(scope, "", artifacts.NoVersion)
 		}
 		return nil, err
 	}

@@ -210,20 +210,9 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	var conf *deletion.Confirmation
-	switch {
-	case opts.ConfirmSet:
-		c, err := deletion.ParseConfirmation(opts.Confirm)
-		if err != nil {
-			return cmdutil.ConfirmUsage(err)
-		}
-		conf = &c
-	case opts.ConfirmFile != "":
-		c, err := cmdutil.ReadConfirmFile(opts.IO.In, opts.ConfirmFile, deletion.ReadConfirmation)
-		if err != nil {
-			return cmdutil.ConfirmUsage(err)
-		}
-		conf = &c
+	conf, err := cmdutil.ReadConfirmation(opts.ConfirmSet, opts.Confirm, opts.ConfirmFile, opts.IO.In, deletion.ParseConfirmation, deletion.ReadConfirmation)
+	if err != nil {
+		return err
 	}
 	u, err := opts.StoreURI()
 	if err != nil {

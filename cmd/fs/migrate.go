@@ -156,20 +156,9 @@ func runMigrate(ctx context.Context, opts *MigrateOptions) (err error) {
 	if cfg.StoreDefault {
 		return cmdutil.Usagef("fs migrate needs the store named: use --store URI or set %s (it never migrates the default store unasked)", cmdutil.EnvVar(cmdutil.KeyStore))
 	}
-	var conf *adkfile.MigrationConfirmation
-	switch {
-	case opts.ConfirmSet:
-		c, err := adkfile.ParseMigrationConfirmation(opts.Confirm)
-		if err != nil {
-			return cmdutil.ConfirmUsage(err)
-		}
-		conf = &c
-	case opts.ConfirmFile != "":
-		c, err := cmdutil.ReadConfirmFile(opts.IO.In, opts.ConfirmFile, adkfile.ReadMigrationConfirmation)
-		if err != nil {
-			return cmdutil.ConfirmUsage(err)
-		}
-		conf = &c
+	conf, err := cmdutil.ReadConfirmation(opts.ConfirmSet, opts.Confirm, opts.ConfirmFile, opts.IO.In, adkfile.ParseMigrationConfirmation, adkfile.ReadMigrationConfirmation)
+	if err != nil {
+		return err
 	}
 	st, err := opts.OpenStore(ctx)
 	if err != nil {

@@ -37,3 +37,25 @@ func ConfirmUsage(err error) error {
 	}
 	return err
 }
+
+// ReadConfirmation returns the plan a command is given back to execute:
+// --confirm VALUE (set when the flag was given, even empty) parsed by
+// parse, or else --confirm-file PATH read by read (see ReadConfirmFile);
+// nil when neither flag was given. A confirmation that is neither a
+// plan_id nor a plan is a usage error (ConfirmUsage).
+func ReadConfirmation[T any](set bool, value, file string, in io.Reader, parse func(string) (T, error), read func(io.Reader) (T, error)) (*T, error) {
+	var c T
+	var err error
+	switch {
+	case set:
+		c, err = parse(value)
+	case file != "":
+		c, err = ReadConfirmFile(in, file, read)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, ConfirmUsage(err)
+	}
+	return &c, nil
+}

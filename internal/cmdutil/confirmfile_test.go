@@ -50,3 +50,58 @@ func TestConfirmUsage(t *testing.T) {
 		t.Error("nil")
 	}
 }
+
+func TestReadConfirmation(t *testing.T) {
+	parse := func(s string) (string, error) {
+		if s == "" {
+			return "", &plan.ParseError{}
+		}
+		return "parsed " + s, nil
+	}
+	read := func(r io.Reader) (string, error) {
+		b, err := io.ReadAll(r)
+		return "read " + string(b), err
+	}
+	other := errors.New("other")
+	tests := []struct {
+		name      string
+		set       bool
+		value     string
+		file      string
+		read      func(io.Reader) (string, error)
+		want      string // "" for nil
+		usage     bool
+		unchanged error
+	}{
+		{name: "neither flag", read: read},
+		{name: "--confirm", set: true, value: "p1", read: read, want: "parsed p1"},
+		{name: "--confirm wins over a file", set: true, value: "p1", file: "-", read: read, want: "parsed p1"},
+		{name: "--confirm not a plan", set: true, read: read, usage: true},
+		{name: "--confirm-file -", file: "-", read: read, want: "read from stdin"},
+		{name: "--confirm-file missing", file: filepath.Join(t.TempDir(), "missing.json"), read: read, usage: true},
+		{name: "--confirm-file not a plan", file: "-", read: func(io.Reader) (string, error) { return "", &plan.ParseError{} }, usage: true},
+		{name: "other errors unchanged", file: "-", read: func(io.Reader) (string, error) { return "", other }, unchanged: other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ReadConfirmation(tt.set, tt.value, tt.file, strings.NewReader("from stdin"), parse, tt.read)
+			var ue *UsageError
+			switch {
+			case tt.usage:
+				if !errors.As(err, &ue) || got != nil {
+					t.Errorf("got %v, %v; want a usage error and no plan", got, err)
+				}
+			case tt.unchanged != nil:
+				if err != tt.unchanged || got != nil {
+					t.Errorf("got %v, %v; want %v unchanged", got, err, tt.unchanged)
+				}
+			case err != nil:
+				t.Errorf("error %v", err)
+			case tt.want == "" && got != nil:
+				t.Errorf("got %q, want nil", *got)
+			case tt.want != "" && (got == nil || *got != tt.want):
+				t.Errorf("got %v, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -63,15 +63,24 @@ type Contents struct {
 	// Found describes what is there, for messages: "a regular file",
 	// "a directory holding etc, hosts, passwd and 80 more".
 	Found string
-	// Describe, when set, returns Found anew from what has been read by
-	// the time it is called: detection may extend a Listing, and then
-	// knows more than the Inspector did. OpenLocation's messages use it
-	// instead of Found.
+	// Describe, when set, stands for Found: it describes what has been
+	// read by the time it is called (detection may extend a Listing, and
+	// then knows more than the Inspector did), and costs nothing unless a
+	// message needs it. What returns the one that applies.
 	Describe func() string
 	// Listing is, when the Inspector listed the location's objects to
 	// answer (gs://), what that listing found, for the layouts'
 	// DetectContents; nil otherwise.
 	Listing *Listing
+}
+
+// What describes what the location holds, for messages: Describe's
+// answer when it is set, else Found.
+func (c Contents) What() string {
+	if c.Describe != nil {
+		return c.Describe()
+	}
+	return c.Found
 }
 
 // Listing is a flat listing of the objects below a Cloud Storage
@@ -316,12 +325,6 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	if err != nil {
 		return nil, err
 	}
-	foundThere := func() string {
-		if c.Describe != nil {
-			return c.Describe()
-		}
-		return c.Found
-	}
 	opened := func(l Layout, create bool) (*Opened, error) {
 		if loc.FirstVersionSet {
 			if fv, ok := l.(FirstVersionChooser); !ok || !fv.ChoosesFirstVersion() {
@@ -337,7 +340,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	}
 	switch {
 	case !c.Exists && !opts.Create:
-		msg := fmt.Sprintf("no store at %s: %s", loc.Arg(), foundThere())
+		msg := fmt.Sprintf("no store at %s: %s", loc.Arg(), c.What())
 		if g := m.guess(ctx, loc, layouts); g != "" {
 			msg += "; " + g
 		}
@@ -381,7 +384,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 		if slices.Contains(names(found), opts.Layout) {
 			return opened(forced, opts.Create)
 		}
-		msg := fmt.Sprintf("%s is not a store of layout %s (%s); found %s", loc.Arg(), forced.Info().Name, forced.Info().Marker, foundThere())
+		msg := fmt.Sprintf("%s is not a store of layout %s (%s); found %s", loc.Arg(), forced.Info().Name, forced.Info().Marker, c.What())
 		if len(found) > 0 {
 			msg += fmt.Sprintf("; it is a store of layout %s: drop --layout", found[0].Info().Name)
 		}
@@ -391,7 +394,7 @@ func (m *URLMux) OpenLocation(ctx context.Context, loc Location, opts OpenOption
 	case 1:
 		return opened(found[0], opts.Create)
 	case 0:
-		msg := fmt.Sprintf("%s is not a store of a known layout (%s); found %s", loc.Arg(), strings.Join(names(layouts), ", "), foundThere())
+		msg := fmt.Sprintf("%s is not a store of a known layout (%s); found %s", loc.Arg(), strings.Join(names(layouts), ", "), c.What())
 		if g := m.guess(ctx, loc, layouts); g != "" {
 			msg += "; " + g
 		}

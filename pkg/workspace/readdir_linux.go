@@ -42,50 +42,16 @@ var errBadDirent = errors.New("malformed directory entry")
 
 // readEntries lists the open directory d with the entry types it reports,
 // sorted by name (see dirents.read). The names share one string.
-func readEntries(d *os.File) ([]typedEntry, error) {
-	rc, err := d.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	ds := getDirents()
-	defer putDirents(ds)
-	var rerr error
-	if err := rc.Control(func(fd uintptr) { rerr = ds.read(int(fd)) }); err != nil {
-		return nil, err
-	}
-	if rerr != nil {
-		return nil, pathErrorOf(rerr, d.Name())
-	}
-	return ds.entries(), nil
+func readEntries(d *os.File) (ents []typedEntry, err error) {
+	err = at(d, func(fd int) error { return withDirents(fd, d.Name(), func(ds *dirents) { ents = ds.entries() }) })
+	return ents, err
 }
 
 // eachEntry calls fn for each entry of the open directory d as
 // readEntries lists them, in name order; name is valid only during the
 // call.
 func eachEntry(d *os.File, fn func(name []byte, typ fs.FileMode)) error {
-	rc, err := d.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var rerr error
-	if err := rc.Control(func(fd uintptr) { rerr = eachEntryFd(int(fd), d.Name(), fn) }); err != nil {
-		return err
-	}
-	return rerr
-}
-
-// eachEntryFd is eachEntry for the directory open at fd, named name in
-// errors.
-func eachEntryFd(fd int, name string, fn func(name []byte, typ fs.FileMode)) error {
-	ds := getDirents()
-	defer putDirents(ds)
-	if err := ds.read(fd); err != nil {
-		return pathErrorOf(err, name)
-	}
-	for _, e := range ds.ents {
-		fn(ds.name(e), e.typ)
-	}
-	return nil
+	return at(d, func(fd int) error { return withDirents(fd, d.Name(), func(ds *dirents) { ds.each(fn) }) })
 }
 
 // readEntriesAt is readEntries for the directory p (one path component)
@@ -94,22 +60,26 @@ func eachEntryFd(fd int, name string, fn func(name []byte, typ fs.FileMode)) err
 // path of several components): the caller opens it the general way,
 // which reports why.
 func readEntriesAt(top *os.File, p string) (ents []typedEntry, ok bool, err error) {
-	ok, err = withDirAt(top, p, func(fd int) error {
-		ds := getDirents()
-		defer putDirents(ds)
-		if err := ds.read(fd); err != nil {
-			return pathErrorOf(err, p)
-		}
-		ents = ds.entries()
-		return nil
-	})
+	ok, err = withDirAt(top, p, func(fd int) error { return withDirents(fd, p, func(ds *dirents) { ents = ds.entries() }) })
 	return ents, ok, err
 }
 
 // eachEntryAt is eachEntry for the directory p of top, as readEntriesAt
 // opens it.
 func eachEntryAt(top *os.File, p string, fn func(name []byte, typ fs.FileMode)) (ok bool, err error) {
-	return withDirAt(top, p, func(fd int) error { return eachEntryFd(fd, p, fn) })
+	return withDirAt(top, p, func(fd int) error { return withDirents(fd, p, func(ds *dirents) { ds.each(fn) }) })
+}
+
+// withDirents lists the directory open at fd (named name in errors) into
+// pooled dirents and hands them to use, which must not keep them.
+func withDirents(fd int, name string, use func(ds *dirents)) error {
+	ds := getDirents()
+	defer putDirents(ds)
+	if err := ds.read(fd); err != nil {
+		return pathErrorOf(err, name)
+	}
+	use(ds)
+	return nil
 }
 
 // withDirAt runs fn on a descriptor of the directory p of top ("." for
@@ -149,6 +119,14 @@ type direntRec struct {
 	off uint32 // of the name in names
 	n   uint16 // the name's length
 	typ fs.FileMode
+}
+
+// each calls fn for each entry, in the order of ds.ents; the name is
+// valid only during the call.
+func (ds *dirents) each(fn func(name []byte, typ fs.FileMode)) {
+	for _, e := range ds.ents {
+		fn(ds.name(e), e.typ)
+	}
 }
 
 // name returns the name of e, in ds's buffer.

@@ -87,9 +87,7 @@ func (l *Layout) sample(ctx context.Context, loc artifacts.Location) (sampled, e
 	if err != nil {
 		return sampled{loc: loc}, err
 	}
-	lst, err := artifacts.NewListing(ctx, gcsstore.Names(l.bucket(client, loc), loc.ObjectRoot(), func(ctx context.Context, err error) error {
-		return gcsstore.OpenError(ctx, loc.Bucket, err)
-	}), gcsstore.InspectNames)
+	lst, err := gcsstore.OpenListing(ctx, l.bucket(client, loc), loc)
 	if err != nil {
 		return sampled{loc: loc}, err
 	}

@@ -217,16 +217,21 @@ func (l *Layout) Inspect(ctx context.Context, loc artifacts.Location) (artifacts
 	if err != nil {
 		return artifacts.Contents{}, err
 	}
-	bkt := client.Bucket(loc.Bucket).Retryer(RetryOptions(l.opts)...)
-	lst, err := artifacts.NewListing(ctx, Names(bkt, loc.ObjectRoot(), func(ctx context.Context, err error) error {
-		return OpenError(ctx, loc.Bucket, err)
-	}), InspectNames)
+	lst, err := OpenListing(ctx, client.Bucket(loc.Bucket).Retryer(RetryOptions(l.opts)...), loc)
 	if err != nil {
 		return artifacts.Contents{}, err
 	}
-	c := artifacts.Contents{Exists: len(lst.Names) > 0, Listing: lst, Describe: func() string { return found(loc, lst) }}
-	c.Found = c.Describe()
-	return c, nil
+	return artifacts.Contents{Exists: len(lst.Names) > 0, Listing: lst, Describe: func() string { return found(loc, lst) }}, nil
+}
+
+// OpenListing reads the first page of InspectNames object names below
+// loc's root (Location.ObjectRoot) of bkt, the listing detection reads,
+// extends when it does not decide, and reads again where none was handed
+// to it: its errors are OpenError's.
+func OpenListing(ctx context.Context, bkt *storage.BucketHandle, loc artifacts.Location) (*artifacts.Listing, error) {
+	return artifacts.NewListing(ctx, Names(bkt, loc.ObjectRoot(), func(ctx context.Context, err error) error {
+		return OpenError(ctx, loc.Bucket, err)
+	}), InspectNames)
 }
 
 // found describes, for messages, what lst, the listing of loc's root,

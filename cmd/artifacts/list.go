@@ -234,6 +234,7 @@ func ListNames(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, 
 			return ListResult{}, err
 		}
 		res.foreign = max(res.foreign, page.Foreign)
+		res.Items = slices.Grow(res.Items, len(page.Items))
 		for _, e := range page.Items {
 			r := e.Latest
 			res.Items = append(res.Items, NameItem{

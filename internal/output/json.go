@@ -24,12 +24,79 @@ func JSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := w.Write(escapeHidden(buf.Bytes()))
+	// The encoder's own indentation (SetIndent) runs its general scanner
+	// over the output and grows two more buffers: for 1,000 listed names
+	// about 6 ms and 1.4 MB of fresh memory in a new process, against
+	// about 2 ms here (docs/performance.md).
+	_, err := w.Write(escapeHidden(indent(make([]byte, 0, 2*buf.Len()), buf.Bytes())))
 	return err
+}
+
+// indent appends to dst src, the compact JSON of one value as an Encoder
+// writes it (no space outside strings but the newline that ends it),
+// indented by two spaces: byte for byte what json.Indent(dst, src, "",
+// "  ") writes, in one pass without its general scanner.
+func indent(dst, src []byte) []byte {
+	depth, inString, escaped, open := 0, false, false, false
+	newline := func() {
+		dst = append(dst, '\n')
+		for range depth {
+			dst = append(dst, ' ', ' ')
+		}
+	}
+	for _, c := range src {
+		if inString {
+			dst = append(dst, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			if depth == 0 && !open {
+				dst = append(dst, c) // after the value: kept, as json.Indent does
+			}
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			open = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			inString = true
+			dst = append(dst, c)
+		case '{', '[':
+			// The newline waits for the next byte: {} and [] stay as they are.
+			open = true
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, c, ' ')
+		case '}', ']':
+			if open {
+				open = false
+			} else {
+				depth--
+				newline()
+			}
+			dst = append(dst, c)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // JSONLine writes v to w as one line of compact JSON with HTML escaping off

@@ -340,6 +340,8 @@ func (s *Store) list(ctx context.Context, prefix string, flat bool) (listing, er
 		if a.Name == "" { // a sub-prefix
 			continue
 		}
+		// Room for the rest of the page at once, not by doubling.
+		out.objects = slices.Grow(out.objects, it.PageInfo().Remaining()+1)
 		rel := strings.TrimPrefix(a.Name, s.root)
 		if isLockObject(rel) {
 			continue
@@ -365,19 +367,29 @@ type nameVersions struct {
 // group sorts a scope's objects into names, by bytewise name order, and
 // each name's versions ascending. When a user-scope name has objects in
 // both forms, the form ADK Go and Python read ("user:" kept) wins and the
-// other form's objects are shadowed.
+// other form's objects are shadowed. It sorts objs in place and the
+// names' objects are parts of it: one allocation for the names, none per
+// name, whatever the number of objects.
 func group(objs []object) []nameVersions {
-	by := map[string]*nameVersions{}
-	for _, o := range objs {
-		nv := by[o.p.name]
-		if nv == nil {
-			nv = &nameVersions{name: o.p.name}
-			by[o.p.name] = nv
+	slices.SortFunc(objs, func(a, b object) int {
+		if c := strings.Compare(a.p.name, b.p.name); c != 0 {
+			return c
 		}
-		nv.objects = append(nv.objects, o)
+		return cmp.Compare(a.p.version, b.p.version)
+	})
+	n := 0
+	for i := range objs {
+		if i == 0 || objs[i].p.name != objs[i-1].p.name {
+			n++
+		}
 	}
-	out := make([]nameVersions, 0, len(by))
-	for _, nv := range by {
+	out := make([]nameVersions, 0, n)
+	for i := 0; i < len(objs); {
+		j := i + 1
+		for j < len(objs) && objs[j].p.name == objs[i].p.name {
+			j++
+		}
+		nv := nameVersions{name: objs[i].p.name, objects: objs[i:j:j]}
 		kept := slices.ContainsFunc(nv.objects, func(o object) bool { return o.p.form == formKept })
 		stripped := slices.ContainsFunc(nv.objects, func(o object) bool { return o.p.form == formStripped })
 		if kept && stripped {
@@ -391,10 +403,9 @@ func group(objs []object) []nameVersions {
 			}
 			nv.objects = keep
 		}
-		slices.SortFunc(nv.objects, func(a, b object) int { return cmp.Compare(a.p.version, b.p.version) })
-		out = append(out, *nv)
+		out = append(out, nv)
+		i = j
 	}
-	slices.SortFunc(out, func(a, b nameVersions) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
@@ -622,7 +633,8 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 	if err != nil {
 		return artifacts.NamePage{}, gcserr.Classify(cctx, op, err, "listing %s", s.root+scopePrefix(scope)).With(scope, "", artifacts.NoVersion)
 	}
-	var objs []object
+	// The scope's objects, kept in place: the listing is not used again.
+	objs := l.objects[:0]
 	for _, o := range l.objects {
 		if o.p.scope == scope {
 			objs = append(objs, o)
@@ -637,7 +649,7 @@ func (s *Store) ListNames(ctx context.Context, scope artifacts.Scope, opts artif
 		return artifacts.NamePage{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version in the scope").With(scope, "", artifacts.NoVersion)
 	}
 	limit := opts.PageSize()
-	page := artifacts.NamePage{Foreign: foreign}
+	page := artifacts.NamePage{Foreign: foreign, Items: make([]artifacts.NameEntry, 0, min(limit, len(names)))}
 	for _, nv := range names {
 		if opts.Cursor != "" && nv.name <= opts.Cursor {
 			continue

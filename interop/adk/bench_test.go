@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	artifactscmd "github.com/agentstore/agentstore/cmd/artifacts"
 	"github.com/agentstore/agentstore/internal/cmdutil"
@@ -31,7 +33,9 @@ import (
 //	                        list, JSON; the binary built from this tree, or
 //	                        the one $AGENTSTORE_BENCH_BIN names (BenchBinEnv)
 //
-// Both sides list the same 1,000 names (checked before timing). The goal
+// The process rows also report each process's CPU time and minor page
+// faults (procUsage). Both sides list the same 1,000 names (checked
+// before timing). The goal
 // is agentstore not slower than the library's List. Commands and numbers:
 // docs/performance.md.
 func BenchmarkListSession1000Names(b *testing.B) {
@@ -80,7 +84,7 @@ func BenchmarkListSession1000Names(b *testing.B) {
 	// (agentstoreBin) would also initialise the emulator's packages and the
 	// tests' own, which the helper's process does not pay either.
 	bin, binEnv := builtAgentstore(b), env(b.TempDir(), "STORAGE_EMULATOR_HOST="+e.Host)
-	runAgentstore := func() []string {
+	runAgentstore := func(u *procUsage) []string {
 		var out artifactscmd.ListResult
 		c := exec.Command(bin, agentstoreArgs...)
 		c.Env = binEnv
@@ -88,6 +92,7 @@ func BenchmarkListSession1000Names(b *testing.B) {
 		if err != nil {
 			b.Fatalf("agentstore %s: %v", strings.Join(agentstoreArgs, " "), err)
 		}
+		u.add(c.ProcessState)
 		if err := json.Unmarshal(stdout, &out); err != nil {
 			b.Fatal(err)
 		}
@@ -100,7 +105,7 @@ func BenchmarkListSession1000Names(b *testing.B) {
 	adkgo := adkgoPath(b)
 	listLine, _ := json.Marshal(list)
 	adkEnv := env(b.TempDir(), "STORAGE_EMULATOR_HOST="+e.Host)
-	runADKGo := func() []string {
+	runADKGo := func(u *procUsage) []string {
 		c := exec.Command(adkgo, "-bucket", bucket)
 		c.Env = adkEnv
 		c.Stdin = bytes.NewReader(append(listLine, '\n'))
@@ -108,14 +113,15 @@ func BenchmarkListSession1000Names(b *testing.B) {
 		if err != nil {
 			b.Fatalf("adkgo: %v", err)
 		}
+		u.add(c.ProcessState)
 		var r adkResult
 		if err := json.Unmarshal(stdout, &r); err != nil || r.Error != "" {
 			b.Fatalf("adkgo: %v %s", err, r.Error)
 		}
 		return r.Names
 	}
-	for _, check := range []func() []string{runAgentstore, runADKGo} {
-		if got := check(); !slices.Equal(got, want) {
+	for _, check := range []func(*procUsage) []string{runAgentstore, runADKGo} {
+		if got := check(nil); !slices.Equal(got, want) {
 			b.Fatalf("a process lists %d names, want the %d of adk-go", len(got), len(want))
 		}
 	}
@@ -138,20 +144,60 @@ func BenchmarkListSession1000Names(b *testing.B) {
 	})
 	b.Run("adk-go/process", func(b *testing.B) {
 		defer requestsPerOp(b, e)()
+		var u procUsage
+		defer u.report(b)
 		for b.Loop() {
-			if got := runADKGo(); len(got) != n {
+			if got := runADKGo(&u); len(got) != n {
 				b.Fatalf("%d names", len(got))
 			}
 		}
 	})
 	b.Run("agentstore/process", func(b *testing.B) {
 		defer requestsPerOp(b, e)()
+		var u procUsage
+		defer u.report(b)
 		for b.Loop() {
-			if got := runAgentstore(); len(got) != n {
+			if got := runAgentstore(&u); len(got) != n {
 				b.Fatalf("%d names", len(got))
 			}
 		}
 	})
+}
+
+// procUsage sums what the processes of a benchmark row cost besides their
+// wall time: CPU time and minor page faults. A minor fault is a first
+// touch of a memory page; in this virtual machine each costs about 16 µs
+// (docs/performance.md), so a process that touches more memory is slower
+// by that much even when its CPU profile shows nothing.
+type procUsage struct {
+	n         int
+	faults    int64
+	user, sys time.Duration
+}
+
+// add counts the process ps describes; a nil u counts nothing.
+func (u *procUsage) add(ps *os.ProcessState) {
+	if u == nil {
+		return
+	}
+	u.n++
+	u.user += ps.UserTime()
+	u.sys += ps.SystemTime()
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		u.faults += ru.Minflt
+	}
+}
+
+// report reports the means per process as faults/op, user-ms/op and
+// sys-ms/op.
+func (u *procUsage) report(b *testing.B) {
+	if u.n == 0 {
+		return
+	}
+	n := float64(u.n)
+	b.ReportMetric(float64(u.faults)/n, "faults/op")
+	b.ReportMetric(float64(u.user.Microseconds())/1000/n, "user-ms/op")
+	b.ReportMetric(float64(u.sys.Microseconds())/1000/n, "sys-ms/op")
 }
 
 // first returns the first of s, or "".

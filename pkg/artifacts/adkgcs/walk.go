@@ -63,7 +63,9 @@ func (s *Store) Walk(ctx context.Context, fn func(artifacts.ScopeUsage) error) e
 // a scope's objects come together), with the scope's objects grouped by
 // name. It calls foreign once per object that is not a version of the
 // layout, and once per object shadowed by the other user-scope form of its
-// name (see group), after the scopes, in listing order. The store's lock
+// name (see group), after the scopes, in the order it met them (a
+// scope's shadowed objects when the listing leaves the scope, by name and
+// version). The store's lock
 // object is skipped, neither listed nor foreign.
 func (s *Store) scan(ctx context.Context, op string, listed func() error, scope func(artifacts.Scope, []nameVersions) error, foreign func(foreignObject)) error {
 	var (

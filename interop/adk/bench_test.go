@@ -25,6 +25,9 @@ import (
 //
 //	adk-go/List             the Go ADK's own List, in a warm process (one
 //	                        JSON line to the helper and back a call)
+//	adk-go/List-loop        the same List called b.N times in a loop inside
+//	                        the helper (one JSON line for all of them), also
+//	                        timed there (helper-ns/op): the library alone
 //	agentstore/ListNames    what "artifacts list --all" does, on a store
 //	                        opened once, in this process
 //	adk-go/process          a new helper process a call: start, client, List
@@ -133,6 +136,16 @@ func BenchmarkListSession1000Names(b *testing.B) {
 				b.Fatalf("%d names: %s", len(r.Names), r.Error)
 			}
 		}
+	})
+	b.Run("adk-go/List-loop", func(b *testing.B) {
+		defer requestsPerOp(b, e)()
+		loop := list
+		loop.Op, loop.Count = "bench-list", b.N
+		r := g.do(loop)
+		if r.Error != "" || len(r.Names) != n {
+			b.Fatalf("%d names: %s", len(r.Names), r.Error)
+		}
+		b.ReportMetric(float64(r.NsPerOp), "helper-ns/op")
 	})
 	b.Run("agentstore/ListNames", func(b *testing.B) {
 		defer requestsPerOp(b, e)()

@@ -10,8 +10,10 @@
 #                                                    the binary of this tree)
 #
 # Prints one line per binary and call: user+system milliseconds per call,
-# and the voluntary context switches per call (the server's threads going
-# to sleep and being woken: each one costs time in this virtual machine).
+# the voluntary context switches per call (the server's threads going
+# to sleep and being woken: each one costs time in this virtual machine)
+# and the minor page faults per call (a first touch of a memory page:
+# about 16 us each in this virtual machine; docs/performance.md).
 # Give two binaries (say, built before and after a change) to compare them
 # in one run; they take turns, three rounds.
 set -euo pipefail
@@ -43,7 +45,7 @@ content="$(head -c 1024 /dev/zero | tr '\0' 'w')"
 
 cpu() { # cpu BINARY TOOL ARGS N: prints user+system seconds and voluntary context switches of the server
   echo "{\"calls\":[{\"tool\":\"$2\",\"arguments\":$3,\"repeat\":$4}]}" |
-    node "$here/client.mjs" --stdio /usr/bin/time -f '%U %S %w' -o "$work/time" "$1" mcp \
+    node "$here/client.mjs" --stdio /usr/bin/time -f '%U %S %w %R' -o "$work/time" "$1" mcp \
       --store "$work/store" --scratch "$work/scratch" --app a --user u --session s \
       --snapshot off --memory off > "$work/out.json" 2> "$work/err" || {
     cat "$work/err" >&2
@@ -55,7 +57,7 @@ r = json.load(open(sys.argv[1]))["results"][0]
 if r.get("error") or r.get("isError"):
     sys.exit("call failed: %s" % r)
 PY
-  awk 'END { print $1 + $2, $3 }' "$work/time"
+  awk 'END { print $1 + $2, $3, $4 }' "$work/time"
 }
 
 for round in 1 2 3; do
@@ -67,10 +69,10 @@ for round in 1 2 3; do
       IFS='|' read -r label tool args <<< "$c"
       one=$(cpu "$bin" "$tool" "$args" 1)       # a failed call ends the script (set -e)
       many=$(cpu "$bin" "$tool" "$args" "$calls")
-      read -r one vone <<< "$one"
-      read -r many vmany <<< "$many"
-      awk -v r="$round" -v b="$bin" -v l="$label" -v one="$one" -v many="$many" -v vone="$vone" -v vmany="$vmany" -v n="$calls" \
-        'BEGIN { printf "round %d  %-40s %-26s %.3f ms CPU per call  %.1f context switches per call\n", r, b, l, (many - one) * 1000 / (n - 1), (vmany - vone) / (n - 1) }'
+      read -r one vone fone <<< "$one"
+      read -r many vmany fmany <<< "$many"
+      awk -v r="$round" -v b="$bin" -v l="$label" -v one="$one" -v many="$many" -v vone="$vone" -v vmany="$vmany" -v fone="$fone" -v fmany="$fmany" -v n="$calls" \
+        'BEGIN { printf "round %d  %-40s %-26s %.3f ms CPU per call  %.1f context switches per call  %.1f page faults per call\n", r, b, l, (many - one) * 1000 / (n - 1), (vmany - vone) / (n - 1), (fmany - fone) / (n - 1) }'
     done
   done
 done

@@ -25,8 +25,11 @@ const MaxLineBytes = 1 << 20
 // MaxReadLines is the largest count ReadLines accepts.
 const MaxReadLines = 100_000
 
-// pathError builds the *artifacts.Error of a confined call.
-func pathError(code artifacts.Code, op string, scope *artifacts.Scope, cause error, format string, args ...any) error {
+// scopeError builds the *artifacts.Error of a workspace operation: a
+// confined call's, or the manager's about a workspace directory. It names
+// the scope when scope is not nil, and never a name or a version (see
+// artifacts.NoVersion).
+func scopeError(code artifacts.Code, op string, scope *artifacts.Scope, cause error, format string, args ...any) error {
 	e := artifacts.Errorf(code, op, cause, format, args...)
 	if scope != nil {
 		e = e.With(*scope, "", artifacts.NoVersion)
@@ -52,7 +55,7 @@ func osError(op string, scope *artifacts.Scope, name string, err error) error {
 		errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EINVAL):
 		code = artifacts.CodeInvalidArgument
 	}
-	return pathError(code, op, scope, err, "%q", name)
+	return scopeError(code, op, scope, err, "%q", name)
 }
 
 // cleanPath validates a slash-separated path relative to a root and returns
@@ -63,7 +66,7 @@ func osError(op string, scope *artifacts.Scope, name string, err error) error {
 // link to the top ("self/.agentstore-index" with self -> .) would reach it.
 func cleanPath(op string, scope *artifacts.Scope, name string, allowRoot, reserved bool) (string, error) {
 	bad := func(format string, args ...any) (string, error) {
-		return "", pathError(artifacts.CodeInvalidArgument, op, scope, nil, "path %q: "+format, append([]any{name}, args...)...)
+		return "", scopeError(artifacts.CodeInvalidArgument, op, scope, nil, "path %q: "+format, append([]any{name}, args...)...)
 	}
 	switch {
 	case name == "":
@@ -85,7 +88,7 @@ func cleanPath(op string, scope *artifacts.Scope, name string, allowRoot, reserv
 	if reserved && p != "." {
 		for c := range strings.SplitSeq(p, "/") {
 			if IsReserved(c) {
-				return "", pathError(artifacts.CodePermission, op, scope, nil, "path %q: %q is reserved for the workspace manager", name, c)
+				return "", scopeError(artifacts.CodePermission, op, scope, nil, "path %q: %q is reserved for the workspace manager", name, c)
 			}
 		}
 	}
@@ -103,7 +106,7 @@ func (w *Workspace) storable(op, name, p string) error {
 		if errors.As(err, &ze) && ze.Err != nil {
 			msg = ze.Err.Error()
 		}
-		return pathError(artifacts.CodeInvalidName, op, &w.scope, err, "path %q cannot be kept in a snapshot (%s); choose another name", name, msg)
+		return scopeError(artifacts.CodeInvalidName, op, &w.scope, err, "path %q cannot be kept in a snapshot (%s); choose another name", name, msg)
 	}
 	return nil
 }
@@ -181,11 +184,11 @@ func (t tree) openRegular(root *os.Root, op, name string) (*os.File, fs.FileInfo
 	}
 	if !st.Mode().IsRegular() || !os.SameFile(st, fi) {
 		f.Close()
-		return nil, nil, pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being opened", name)
+		return nil, nil, scopeError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being opened", name)
 	}
 	if t.reserved && isIndexFile(root, st) {
 		f.Close()
-		return nil, nil, pathError(artifacts.CodePermission, op, t.scope, nil, "%q is the workspace index", name)
+		return nil, nil, scopeError(artifacts.CodePermission, op, t.scope, nil, "%q is the workspace index", name)
 	}
 	return f, st, nil
 }
@@ -195,11 +198,11 @@ func (t tree) checkRegular(op, name string, fi fs.FileInfo) error {
 	case fi.Mode().IsRegular():
 		return nil
 	case fi.IsDir():
-		return pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is a directory", name)
+		return scopeError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is a directory", name)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return pathError(artifacts.CodePermission, op, t.scope, nil, "%q is a symbolic link; links are not followed", name)
+		return scopeError(artifacts.CodePermission, op, t.scope, nil, "%q is a symbolic link; links are not followed", name)
 	default:
-		return pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a regular file (%v)", name, fi.Mode().Type())
+		return scopeError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a regular file (%v)", name, fi.Mode().Type())
 	}
 }
 
@@ -224,7 +227,7 @@ type Lines struct {
 func (t tree) readLines(root *os.Root, name string, offset, count int) (Lines, error) {
 	op := t.op + " read lines"
 	if offset < 0 || count < 0 || count > MaxReadLines {
-		return Lines{}, pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "offset %d, count %d: want offset >= 0 and 0 <= count <= %d", offset, count, MaxReadLines)
+		return Lines{}, scopeError(artifacts.CodeInvalidArgument, op, t.scope, nil, "offset %d, count %d: want offset >= 0 and 0 <= count <= %d", offset, count, MaxReadLines)
 	}
 	f, _, err := t.openRegular(root, op, name)
 	if err != nil {
@@ -303,7 +306,7 @@ func (t tree) list(root *os.Root, name string) ([]fs.FileInfo, error) {
 			return nil, osError(op, t.scope, name, err)
 		}
 		if !fi.IsDir() {
-			return nil, pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a directory", name)
+			return nil, scopeError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a directory", name)
 		}
 		dir, err = root.OpenRoot(p)
 		if err != nil {
@@ -311,7 +314,7 @@ func (t tree) list(root *os.Root, name string) ([]fs.FileInfo, error) {
 		}
 		defer dir.Close()
 		if st, err := dir.Stat("."); err != nil || !os.SameFile(st, fi) {
-			return nil, pathError(artifacts.CodeConflict, op, t.scope, err, "%q was replaced while being listed", name)
+			return nil, scopeError(artifacts.CodeConflict, op, t.scope, err, "%q was replaced while being listed", name)
 		}
 	}
 	d, err := dir.Open(".")
@@ -443,7 +446,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 	if fi, err := dir.Lstat(base); err == nil {
 		switch {
 		case fi.IsDir():
-			return 0, pathError(artifacts.CodeInvalidArgument, op, sc, nil, "%q is a directory", name)
+			return 0, scopeError(artifacts.CodeInvalidArgument, op, sc, nil, "%q is a directory", name)
 		case fi.Mode().IsRegular():
 			old, perm = fi.Size(), fi.Mode().Perm()|0o600
 		}
@@ -598,12 +601,14 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 	defer dir.Close()
 	fi, err := dir.Lstat(base)
 	var f *os.File
+	created := false
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 		if err != nil {
 			return osError(op, sc, name, err)
 		}
+		created = true
 	case err != nil:
 		return osError(op, sc, name, err)
 	default:
@@ -617,19 +622,28 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 		st, err := f.Stat()
 		if err != nil || !st.Mode().IsRegular() || !os.SameFile(st, fi) {
 			f.Close()
-			return pathError(artifacts.CodeConflict, op, sc, err, "%q was replaced while being opened", name)
+			return scopeError(artifacts.CodeConflict, op, sc, err, "%q was replaced while being opened", name)
 		}
 		if isIndexFile(root, st) {
 			f.Close()
-			return pathError(artifacts.CodePermission, op, sc, nil, "%q is the workspace index", name)
+			return scopeError(artifacts.CodePermission, op, sc, nil, "%q is the workspace index", name)
 		}
 	}
 	defer f.Close()
+	// A refused or failed append to a file it created leaves no file.
+	undo := func() {
+		if created {
+			f.Close()
+			dir.Remove(base)
+		}
+	}
 	if rem, ok := w.ledger.charge(int64(len(data)), 0); !ok {
+		undo()
 		return quotaError(w.scope, op, name, rem)
 	}
 	if _, err := f.Write(data); err != nil {
 		w.ledger.refund(int64(len(data)), 0)
+		undo()
 		return osError(op, sc, name, err)
 	}
 	w.markDirty()

@@ -125,7 +125,7 @@ func (m *Manager) Migrate(ctx context.Context, name string) (MigrateResult, erro
 	}
 	to := DirName(ix.App, ix.User, ix.Session)
 	if _, err := m.root.Lstat(to); err == nil {
-		return MigrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "both %s and its app-bound name %s exist; nothing was moved: merge them by hand", name, to).With(scope, "", artifacts.NoVersion)
+		return MigrateResult{}, scopeError(artifacts.CodeConflict, op, &scope, nil, "both %s and its app-bound name %s exist; nothing was moved: merge them by hand", name, to)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return MigrateResult{}, osError(op, &scope, to, err)
 	}
@@ -183,9 +183,9 @@ func (m *Manager) legacyFallback(ctx context.Context, scope artifacts.Scope, dir
 	}
 	legacy := LegacyDirName(scope.User, scope.Session)
 	if _, err := m.root.Lstat(legacy); err == nil {
-		return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no workspace directory %s; the legacy directory %s of the same user and session is not bound to this app (see ws list), so nothing was snapshotted", dir, legacy).With(scope, "", artifacts.NoVersion)
+		return nil, scopeError(artifacts.CodeNotFound, op, &scope, nil, "no workspace directory %s; the legacy directory %s of the same user and session is not bound to this app (see ws list), so nothing was snapshotted", dir, legacy)
 	}
-	return nil, artifacts.Errorf(artifacts.CodeNotFound, op, fs.ErrNotExist, "no workspace directory %s under %s", dir, m.scratch).With(scope, "", artifacts.NoVersion)
+	return nil, scopeError(artifacts.CodeNotFound, op, &scope, fs.ErrNotExist, "no workspace directory %s under %s", dir, m.scratch)
 }
 
 // legacyProblem says what becomes of a legacy directory name whose index

@@ -197,7 +197,7 @@ func (w *Workspace) use() (*os.Root, func(), error) {
 	w.mu.RLock()
 	if w.root == nil {
 		w.mu.RUnlock()
-		return nil, nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "workspace", nil, "workspace is closed").With(w.scope, "", artifacts.NoVersion)
+		return nil, nil, scopeError(artifacts.CodeInvalidArgument, "workspace", &w.scope, nil, "workspace is closed")
 	}
 	err := w.enter()
 	if err != nil {
@@ -289,7 +289,7 @@ func (w *Workspace) enter() error {
 	named, err := w.m.root.Lstat(w.dir)
 	if err != nil || !os.SameFile(id, named) {
 		w.leave()
-		return artifacts.Errorf(artifacts.CodeConflict, op, nil, "the workspace directory was swept or replaced; open the workspace again").With(w.scope, "", artifacts.NoVersion)
+		return scopeError(artifacts.CodeConflict, op, &w.scope, nil, "the workspace directory was swept or replaced; open the workspace again")
 	}
 	return nil
 }
@@ -341,7 +341,7 @@ func (w *Workspace) holdDir() (*os.File, error) {
 	named, err2 := w.m.root.Lstat(w.dir)
 	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
 		f.Close()
-		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "the workspace directory was swept or replaced; open the workspace again").With(w.scope, "", artifacts.NoVersion)
+		return nil, scopeError(artifacts.CodeConflict, op, &w.scope, nil, "the workspace directory was swept or replaced; open the workspace again")
 	}
 	return f, nil
 }
@@ -418,7 +418,7 @@ func (m *Manager) workspace(ctx context.Context, scope artifacts.Scope, create b
 	}
 	m.mu.Unlock()
 	if w.scope != scope {
-		return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s is in use by %s", dir, w.scope).With(scope, "", artifacts.NoVersion)
+		return nil, scopeError(artifacts.CodeConflict, op, &scope, nil, "directory %s is in use by %s", dir, w.scope)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -464,7 +464,7 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !create {
-			return artifacts.Errorf(artifacts.CodeNotFound, op, err, "no workspace directory %s under %s", w.dir, m.scratch).With(w.scope, "", artifacts.NoVersion)
+			return scopeError(artifacts.CodeNotFound, op, &w.scope, err, "no workspace directory %s under %s", w.dir, m.scratch)
 		}
 		hydrated := false
 		if m.opts.Store != nil {
@@ -487,7 +487,7 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 	case err != nil:
 		return osError(op, &w.scope, w.dir, err)
 	case !fi.IsDir():
-		return artifacts.Errorf(artifacts.CodePermission, op, nil, "%s is not a directory (%v)", filepath.Join(m.scratch, w.dir), fi.Mode().Type()).With(w.scope, "", artifacts.NoVersion)
+		return scopeError(artifacts.CodePermission, op, &w.scope, nil, "%s is not a directory (%v)", filepath.Join(m.scratch, w.dir), fi.Mode().Type())
 	}
 	if w.root == nil {
 		root, err := m.root.OpenRoot(w.dir)
@@ -510,7 +510,7 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 	ix, err := readIndex(w.root, w.dir)
 	switch {
 	case err == nil && ix.App != w.scope.App:
-		return fail(artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", artifacts.NoVersion))
+		return fail(scopeError(artifacts.CodeConflict, op, &w.scope, nil, "directory %s belongs to app %q", w.dir, ix.App))
 	case err != nil:
 		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
 	}
@@ -537,7 +537,7 @@ func sweptError(op string, scope artifacts.Scope, err error) error {
 	if err == nil || artifacts.CodeOf(err) != artifacts.CodeNotFound {
 		return err
 	}
-	return artifacts.Errorf(artifacts.CodeConflict, op, err, "the workspace directory was swept or replaced while it was being opened; open the workspace again").With(scope, "", artifacts.NoVersion)
+	return scopeError(artifacts.CodeConflict, op, &scope, err, "the workspace directory was swept or replaced while it was being opened; open the workspace again")
 }
 
 // Index returns the workspace's index record as the manager last wrote it.
@@ -558,7 +558,7 @@ func (w *Workspace) BeginTurn(ctx context.Context) error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.root == nil {
-		return artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "workspace is closed").With(w.scope, "", artifacts.NoVersion)
+		return scopeError(artifacts.CodeInvalidArgument, op, &w.scope, nil, "workspace is closed")
 	}
 	usage, _, err := measure(w.root)
 	if err != nil {

@@ -97,11 +97,11 @@ func (t tree) openDir(root *os.Root, op, name, p string) (*os.File, error) {
 		var bad error
 		switch {
 		case err1 != nil || err2 != nil:
-			bad = pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
+			bad = scopeError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
 		case !named.IsDir():
-			bad = pathError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a directory", name)
+			bad = scopeError(artifacts.CodeInvalidArgument, op, t.scope, nil, "%q is not a directory", name)
 		case !os.SameFile(held, named):
-			bad = pathError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
+			bad = scopeError(artifacts.CodeConflict, op, t.scope, nil, "%q was replaced while being listed", name)
 		}
 		if bad != nil {
 			d.Close()

@@ -92,7 +92,7 @@ func (w *Workspace) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapsho
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.root == nil {
-		return SnapshotResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "workspace is closed").With(w.scope, "", artifacts.NoVersion)
+		return SnapshotResult{}, scopeError(artifacts.CodeInvalidArgument, op, &w.scope, nil, "workspace is closed")
 	}
 	w.stmu.Lock()
 	w.dirty = false
@@ -242,7 +242,7 @@ func (w *Workspace) Hydrate(ctx context.Context, version int64, opts HydrateOpti
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.root == nil {
-		return HydrateResult{}, artifacts.Errorf(artifacts.CodeInvalidArgument, "workspace hydrate", nil, "workspace is closed").With(w.scope, "", artifacts.NoVersion)
+		return HydrateResult{}, scopeError(artifacts.CodeInvalidArgument, "workspace hydrate", &w.scope, nil, "workspace is closed")
 	}
 	return w.hydrateLocked(ctx, version, opts)
 }
@@ -347,20 +347,20 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	var old *os.Root
 	if fi, err := m.root.Lstat(w.dir); err == nil {
 		if !fi.IsDir() {
-			return HydrateResult{}, artifacts.Errorf(artifacts.CodePermission, op, nil, "%s is not a directory", w.path).With(w.scope, "", artifacts.NoVersion)
+			return HydrateResult{}, scopeError(artifacts.CodePermission, op, &w.scope, nil, "%s is not a directory", w.path)
 		}
 		if old, err = m.root.OpenRoot(w.dir); err != nil {
 			return HydrateResult{}, osError(op, &w.scope, w.dir, err)
 		}
 		defer old.Close()
 		if ifi, err := old.Lstat(IndexName); err == nil && !ifi.Mode().IsRegular() {
-			return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "the index %s is a %s, not a regular file; nothing was replaced: move it aside, then hydrate again", filepath.Join(w.path, IndexName), EntryKind(ifi.Mode())).With(w.scope, "", artifacts.NoVersion)
+			return HydrateResult{}, scopeError(artifacts.CodeConflict, op, &w.scope, nil, "the index %s is a %s, not a regular file; nothing was replaced: move it aside, then hydrate again", filepath.Join(w.path, IndexName), EntryKind(ifi.Mode()))
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return HydrateResult{}, osError(op, &w.scope, IndexName, err)
 		}
 		ix, ierr := readIndex(old, w.dir)
 		if ierr == nil && ix.App != w.scope.App {
-			return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", w.dir, ix.App).With(w.scope, "", artifacts.NoVersion)
+			return HydrateResult{}, scopeError(artifacts.CodeConflict, op, &w.scope, nil, "directory %s belongs to app %q", w.dir, ix.App)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
@@ -501,7 +501,7 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 		return SnapshotResult{}, osError(op, &scope, dir, err)
 	}
 	if !fi.IsDir() {
-		return SnapshotResult{}, artifacts.Errorf(artifacts.CodePermission, op, nil, "%s is not a directory", dir).With(scope, "", artifacts.NoVersion)
+		return SnapshotResult{}, scopeError(artifacts.CodePermission, op, &scope, nil, "%s is not a directory", dir)
 	}
 	root, err := m.root.OpenRoot(dir)
 	if err != nil {
@@ -511,9 +511,9 @@ func (m *Manager) Snapshot(ctx context.Context, scope artifacts.Scope, opts Snap
 	ix, err := readIndex(root, dir)
 	switch {
 	case err == nil && ix.App != scope.App:
-		return SnapshotResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s belongs to app %q", dir, ix.App).With(scope, "", artifacts.NoVersion)
+		return SnapshotResult{}, scopeError(artifacts.CodeConflict, op, &scope, nil, "directory %s belongs to app %q", dir, ix.App)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return SnapshotResult{}, artifacts.Errorf(artifacts.CodeConflict, op, err, "directory %s has a bad index", dir).With(scope, "", artifacts.NoVersion)
+		return SnapshotResult{}, scopeError(artifacts.CodeConflict, op, &scope, err, "directory %s has a bad index", dir)
 	}
 	var ixp *Index
 	if ix.Format != "" {
@@ -540,7 +540,7 @@ func (m *Manager) Hydrate(ctx context.Context, scope artifacts.Scope, version in
 	}
 	m.mu.Unlock()
 	if w.scope != scope {
-		return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "directory %s is in use by %s", dir, w.scope).With(scope, "", artifacts.NoVersion)
+		return HydrateResult{}, scopeError(artifacts.CodeConflict, op, &scope, nil, "directory %s is in use by %s", dir, w.scope)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -585,12 +585,12 @@ func (m *Manager) HydrateTo(ctx context.Context, scope artifacts.Scope, version 
 		return HydrateResult{}, osError(op, &scope, dir, err)
 	}
 	if _, err := os.Lstat(abs); err == nil {
-		return HydrateResult{}, artifacts.Errorf(artifacts.CodeConflict, op, nil, "%s exists; give a directory that does not exist yet", abs).With(scope, "", artifacts.NoVersion)
+		return HydrateResult{}, scopeError(artifacts.CodeConflict, op, &scope, nil, "%s exists; give a directory that does not exist yet", abs)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return HydrateResult{}, osError(op, &scope, abs, err)
 	}
 	if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
-		return HydrateResult{}, artifacts.Errorf(artifacts.CodeNotFound, op, err, "the parent directory of %s does not exist", abs).With(scope, "", artifacts.NoVersion)
+		return HydrateResult{}, scopeError(artifacts.CodeNotFound, op, &scope, err, "the parent directory of %s does not exist", abs)
 	}
 	src, n, rec, remove, err := m.fetchSnapshot(ctx, op, scope, version)
 	if err != nil {

@@ -314,6 +314,11 @@ func TestTotalQuota(t *testing.T) {
 	if fi, _ := w.Stat("a"); fi.Size() != 700 {
 		t.Fatalf("a has %d bytes", fi.Size())
 	}
+	// A refused append to a new file leaves no file behind.
+	wantCode(t, w.Append(ctx, "new", make([]byte, 301)), artifacts.CodeQuotaExceeded)
+	if _, err := w.Stat("new"); !artifacts.IsNotFound(err) {
+		t.Fatalf("after a refused append, stat of the new file: %v", err)
+	}
 	if err := w.Remove(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,8 @@ func TestLineLimiter(t *testing.T) {
 
 // TestQuotaAndFiles: writes over the ledger fail with QUOTA_EXCEEDED and
 // the limits in structured content, writing nothing; the file-count cap
-// refuses new files only.
+// refuses new files only, and a refused write or append of a new file
+// does not count it.
 func TestQuotaAndFiles(t *testing.T) {
 	e := newEnv(t, func(o *envOpts) {
 		o.ws.Quota = workspace.Quota{TurnBytes: 100, TotalBytes: 150}
@@ -177,6 +178,9 @@ func TestQuotaAndFiles(t *testing.T) {
 		t.Errorf("text %q", text(res))
 	}
 	e.mustFail("append_file", map[string]any{"path": "a", "content": strings.Repeat("a", 41)}, "QUOTA_EXCEEDED")
+	// A refused append to a new file creates nothing and counts no file:
+	// b below is the second file.
+	e.mustFail("append_file", map[string]any{"path": "n", "content": strings.Repeat("n", 41)}, "QUOTA_EXCEEDED")
 	e.mustFail("write_file", map[string]any{"path": "/memory/m", "content": strings.Repeat("m", 41)}, "QUOTA_EXCEEDED")
 	e.mustOK("write_file", map[string]any{"path": "b", "content": "b"})
 	msg := e.mustFail("write_file", map[string]any{"path": "c", "content": "c"}, "QUOTA_EXCEEDED")

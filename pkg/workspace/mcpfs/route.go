@@ -211,8 +211,16 @@ func (w *wsFS) write(ctx context.Context, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	return w.counted(ws, rel, func() error { return ws.Write(ctx, rel, data) })
+}
+
+// counted runs write, which writes rel, keeping the session's file count
+// (see reserveFile): a file it would create is counted first, and
+// uncounted when write fails without creating it. Without a file limit
+// there is nothing to count, and rel is not even looked at.
+func (w *wsFS) counted(ws *workspace.Workspace, rel string, write func() error) error {
 	if w.c.s.opts.MaxFiles <= 0 {
-		return ws.Write(ctx, rel, data) // no file count to keep (see reserveFile)
+		return write()
 	}
 	existed := exists(ws.Stat(rel))
 	if !existed {
@@ -220,7 +228,7 @@ func (w *wsFS) write(ctx context.Context, rel string, data []byte) error {
 			return err
 		}
 	}
-	if err := ws.Write(ctx, rel, data); err != nil {
+	if err := write(); err != nil {
 		if !existed && !exists(ws.Stat(rel)) {
 			w.c.ss.addFiles(-1)
 		}
@@ -237,22 +245,7 @@ func (w *wsFS) appendTo(ctx context.Context, rel string, data []byte) error {
 	if err := w.checkLinks(ctx, rel); err != nil {
 		return err
 	}
-	if w.c.s.opts.MaxFiles <= 0 {
-		return ws.Append(ctx, rel, data) // no file count to keep (see reserveFile)
-	}
-	existed := exists(ws.Stat(rel))
-	if !existed {
-		if err := w.c.reserveFile(ws, rel); err != nil {
-			return err
-		}
-	}
-	if err := ws.Append(ctx, rel, data); err != nil {
-		if !existed && !exists(ws.Stat(rel)) {
-			w.c.ss.addFiles(-1)
-		}
-		return err
-	}
-	return nil
+	return w.counted(ws, rel, func() error { return ws.Append(ctx, rel, data) })
 }
 
 func (w *wsFS) mkdir(ctx context.Context, rel string) error {

@@ -117,6 +117,12 @@ type Server struct {
 	tools  []*toolDef
 	audit  *slog.Logger
 
+	// sdkOnly leaves every call of ServeStdio to the go-sdk (no
+	// fastCalls): the tests compare the two. fastHook, when set, is
+	// given each session's fastCalls.
+	sdkOnly  bool
+	fastHook func(*fastCalls)
+
 	mu       sync.Mutex
 	sessions map[artifacts.Scope]*session
 }
@@ -234,12 +240,13 @@ func (s *Server) session(scope artifacts.Scope) *session {
 // ForSession returns an MCP server whose tools serve the session scope
 // (KindSession). Nothing a tool argument says can change the session.
 func (s *Server) ForSession(scope artifacts.Scope) (*mcp.Server, error) {
-	return s.forSession(scope, nil)
+	return s.forSession(scope, nil, nil)
 }
 
 // forSession is ForSession; with texts, the tools' large texts are
-// written by the stdio transport that owns texts (see textSlots).
-func (s *Server) forSession(scope artifacts.Scope, texts *textSlots) (*mcp.Server, error) {
+// written by the stdio transport that owns texts (see textSlots); with
+// fast, the transport may call the tools itself (see fastCalls).
+func (s *Server) forSession(scope artifacts.Scope, texts *textSlots, fast *fastCalls) (*mcp.Server, error) {
 	if scope.Kind != artifacts.KindSession {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidScope, "mcp", nil, "the MCP server serves a session scope, not %s", scope)
 	}
@@ -254,6 +261,9 @@ func (s *Server) forSession(scope artifacts.Scope, texts *textSlots) (*mcp.Serve
 			if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
 				s.notice("client roots ignored: the operator's configuration is the only source of roots", "session", scope.Session)
 			}
+			if p := req.Session.InitializeParams(); p != nil && fast != nil {
+				fast.initialized(p.ProtocolVersion)
+			}
 		},
 		//lint:ignore SA1019 roots are deprecated; we only log that they are ignored
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
@@ -261,7 +271,11 @@ func (s *Server) forSession(scope artifacts.Scope, texts *textSlots) (*mcp.Serve
 		},
 	})
 	for _, t := range s.tools {
-		srv.AddTool(t.tool, s.handler(ss, t, texts))
+		run := s.run(ss, t, texts)
+		srv.AddTool(t.tool, handler(run))
+		if fast != nil {
+			fast.tools[t.tool.Name] = run
+		}
 	}
 	if err := mcp.AddReceivingCustomMethod(srv, methodTooLarge, tooLargeHandler); err != nil {
 		return nil, err
@@ -287,16 +301,27 @@ type callInfo struct {
 	bytes int64
 }
 
-// handler wraps a tool's function: it decodes nothing itself, times the
-// call, turns an error into an error result and writes the audit record;
-// with texts, it leaves the result's large texts to the transport.
-func (s *Server) handler(ss *session, t *toolDef, texts *textSlots) mcp.ToolHandler {
+// toolFunc runs one tool call: its arguments as sent, its result.
+type toolFunc func(ctx context.Context, args json.RawMessage) *mcp.CallToolResult
+
+// handler is the go-sdk's handler of a tool: run with the call's arguments.
+func handler(run toolFunc) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := s.opts.Now()
 		var raw json.RawMessage
 		if req.Params != nil {
 			raw = req.Params.Arguments
 		}
+		return run(ctx, raw), nil
+	}
+}
+
+// run wraps a tool's function: it decodes nothing itself, times the call,
+// turns an error into an error result and writes the audit record; with
+// texts, it leaves the result's large texts to the transport. The go-sdk
+// and the stdio transport's fast path (fastCalls) call it alike.
+func (s *Server) run(ss *session, t *toolDef, texts *textSlots) toolFunc {
+	return func(ctx context.Context, raw json.RawMessage) *mcp.CallToolResult {
+		start := s.opts.Now()
 		info := &callInfo{}
 		c := &call{s: s, ss: ss, info: info}
 		res, err := t.run(ctx, c, raw)
@@ -309,7 +334,7 @@ func (s *Server) handler(ss *session, t *toolDef, texts *textSlots) mcp.ToolHand
 		if texts != nil {
 			texts.deferTexts(res)
 		}
-		return res, nil
+		return res
 	}
 }
 

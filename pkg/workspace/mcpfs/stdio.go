@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -47,13 +48,23 @@ func tooLargeHandler(_ context.Context, _ *mcp.ServerSession, p *tooLargeParams)
 // lasts, and set back to blocking mode before ServeStdio returns.
 func (s *Server) ServeStdio(ctx context.Context, scope artifacts.Scope, r io.Reader, w io.Writer) error {
 	texts := newTextSlots()
-	srv, err := s.forSession(scope, texts)
+	var fast *fastCalls
+	if !s.sdkOnly {
+		fast = newFastCalls()
+		if s.fastHook != nil {
+			s.fastHook(fast)
+		}
+	}
+	srv, err := s.forSession(scope, texts, fast)
 	if err != nil {
 		return err
 	}
 	r, restore := pollable(r)
 	defer restore()
-	err = srv.Run(ctx, &stdioTransport{r: r, w: w, limit: s.limits.MaxRequestBytes, texts: texts})
+	err = srv.Run(ctx, &stdioTransport{r: r, w: w, limit: s.limits.MaxRequestBytes, texts: texts, fast: fast})
+	if fast != nil {
+		fast.close()
+	}
 	if cerr := s.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -74,11 +85,13 @@ type stdioTransport struct {
 	w     io.Writer
 	limit int64
 	texts *textSlots // of the session's tool handlers; nil: none
+	fast  *fastCalls // the session's tools, to call without the SDK; nil: none
 }
 
-// Connect starts the reader and returns the connection.
-func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &stdioConn{w: t.w, texts: t.texts, incoming: make(chan readResult), closed: make(chan struct{})}
+// Connect starts the reader and returns the connection. The calls the
+// transport makes itself (fast) run in ctx.
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c := &stdioConn{ctx: ctx, w: t.w, texts: t.texts, fast: t.fast, incoming: make(chan readResult), closed: make(chan struct{})}
 	l := &lineLimiter{r: bufio.NewReaderSize(t.r, 64<<10), limit: t.limit}
 	go c.readLoop(l)
 	return c, nil
@@ -99,6 +112,9 @@ type stdioConn struct {
 	wbuf  []byte // reused between writes while small
 	texts *textSlots
 
+	ctx  context.Context // of the connection
+	fast *fastCalls
+
 	incoming  chan readResult
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -113,6 +129,12 @@ func (c *stdioConn) readLoop(l *lineLimiter) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			msg, reply := decodeLine(line)
 			switch {
+			case c.fast != nil && c.takeFast(msg):
+				if l.r.Buffered() == 0 {
+					// Let the call run before the next read, which would
+					// only find no input yet.
+					runtime.Gosched()
+				}
 			case msg != nil:
 				select {
 				case c.incoming <- readResult{msg: msg}:
@@ -126,6 +148,9 @@ func (c *stdioConn) readLoop(l *lineLimiter) {
 			}
 		}
 		if err != nil {
+			if c.fast != nil {
+				c.fast.inputEnded()
+			}
 			select {
 			case c.incoming <- readResult{err: err}:
 			case <-c.closed:
@@ -133,6 +158,21 @@ func (c *stdioConn) readLoop(l *lineLimiter) {
 			return
 		}
 	}
+}
+
+// takeFast reports whether msg is a call that the transport's fast path
+// has taken (see fastCalls); a cancellation is seen by the fast path and
+// still goes to the SDK.
+func (c *stdioConn) takeFast(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return false
+	}
+	if c.fast.take(c.ctx, req, func(m jsonrpc.Message) error { return c.write(context.Background(), m) }) {
+		return true
+	}
+	c.fast.cancelled(req)
+	return false
 }
 
 // wireMessage is a JSON-RPC message as read. Its keys are matched exactly

@@ -20,6 +20,14 @@
 # and each server's peak resident memory (from /usr/bin/time) for the
 # 1 KiB read and for the tail of the 100 MB file. Needs node, npm ci in
 # interop/mcp, and /usr/bin/time.
+#
+# A third run times the client alone: the same calls against replay.go,
+# a server that does no work and answers each request with the line
+# agentstore mcp sent for it (captured in an untimed run before). Its
+# median is the client's own share of a call (encoding the request, the
+# pipe both ways, handling the response), which both servers' medians
+# include; the last column divides what is left of each, the servers'
+# own parts.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -29,6 +37,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 go build -o "$work/agentstore" "$root"
+go build -o "$work/replay" "$here/replay.go"
 mkdir -p "$work/store" "$work/scratch"
 dir="$(printf 'agentstore-workspace/2\0a\0u\0s' | sha256sum | cut -c1-32)"  # workspace.DirName("a", "u", "s")
 ws="$work/scratch/$dir"
@@ -76,14 +85,20 @@ EOF
 }
 
 run reference "$ws" node "$here/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" "$ws"
-run agentstore /workspace "$work/agentstore" mcp --store "$work/store" --scratch "$work/scratch" \
-  --app a --user u --session s --snapshot off --memory off
+ours=("$work/agentstore" mcp --store "$work/store" --scratch "$work/scratch" --app a --user u --session s --snapshot off --memory off)
+run agentstore /workspace "${ours[@]}"
+# The client alone: capture what agentstore mcp answers (untimed), then
+# time the same calls against a server that replays it.
+printf '#!/bin/sh\n"$@" | tee %s/replay.jsonl\n' "$work" > "$work/capture.sh"
+run capture /workspace sh "$work/capture.sh" "${ours[@]}"
+run replay /workspace "$work/replay" "$work/replay.jsonl"
 
 python3 - "$work" "$warmup" <<'EOF'
 import json, statistics, sys
 work = sys.argv[1]
 ref = json.load(open(work + "/reference.json"))
 ours = json.load(open(work + "/agentstore.json"))
+alone = json.load(open(work + "/replay.json"))
 labels = ["read_text_file 1 KiB", "read_text_file tail 10 lines of 100 MB", "write_file 1 KiB (--snapshot off)",
           "list_directory 1,000 entries", "search_files **/*.csv over 10,000 files", "grep over 10,000 files"]
 def stat(r):
@@ -95,12 +110,18 @@ def fmt(v):
     return "n/a" if v is None else "%.2f ms (p90 %.2f)" % (v[0] / 1000, v[1] / 1000)
 print("medians of %d timed calls per row (walks: %d), each row after %s untimed calls (walks: %d)\n" % (
     len(ours["results"][0]["micros"]), len(ours["results"][4]["micros"]), sys.argv[2], int(sys.argv[2]) // 50))
-print("| call | reference server | agentstore mcp | speed-up |")
-print("| --- | --- | --- | --- |")
+print("| call | reference server | agentstore mcp | speed-up | client alone | servers' own parts |")
+print("| --- | --- | --- | --- | --- | --- |")
 for i, label in enumerate(labels):
-    a, b = stat(ref["results"][i]), stat(ours["results"][i])
+    a, b, c = stat(ref["results"][i]), stat(ours["results"][i]), stat(alone["results"][i])
     su = "%.1fx" % (a[0] / b[0]) if a and b else "(no such tool in the reference)"
-    print("| %s | %s | %s | %s |" % (label, fmt(a), fmt(b), su))
+    own = "n/a"
+    if a and b and c:
+        ra, rb = a[0] - c[0], b[0] - c[0]
+        own = "%.2f / %.2f ms" % (ra / 1000, rb / 1000) + (", %.1fx" % (ra / rb) if rb > 0 else "")
+    elif b and c:
+        own = "- / %.2f ms" % ((b[0] - c[0]) / 1000)
+    print("| %s | %s | %s | %s | %s | %s |" % (label, fmt(a), fmt(b), su, "%.2f ms" % (c[0] / 1000) if c else "n/a", own))
 for name in ("reference", "agentstore"):
     rss = open(work + "/" + name + ".rss").read().strip().splitlines()[-1]
     print("\npeak RSS of the %s server over the whole run: %.1f MiB" % (name, int(rss) / 1024))

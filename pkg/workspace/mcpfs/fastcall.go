@@ -37,8 +37,9 @@ const maxParamsDepth = 1000
 // notifications/initialized, a protocol version from fastProtocolBefore
 // on, params with any member besides "name" and "arguments" (such as
 // "_meta": progress tokens and the per-request protocol), params nested
-// deeper than the SDK accepts, an unknown tool, and an id already in
-// flight. So a client reads what the SDK would have sent, byte for byte
+// deeper than the SDK accepts, an unknown tool, an id the fast path has
+// in flight, and every call after a response could not be written. So a
+// client reads what the SDK would have sent, byte for byte
 // (TestFastCallsSame). Cancellation works as with the SDK: a client's
 // notifications/cancelled, and the end of the input, cancel a call's
 // context. Streamable HTTP keeps the SDK's handling.
@@ -133,7 +134,15 @@ func (f *fastCalls) take(ctx context.Context, req *jsonrpc.Request, write func(j
 		f.mu.Lock()
 		delete(f.inflight, req.ID)
 		f.mu.Unlock()
-		_ = write(msg) // a failed write ends the session through the reader
+		if err := write(msg); err != nil {
+			// The client cannot be answered any more: as the SDK does
+			// after a failed write, cancel the calls running, and leave
+			// any new one to the SDK, which fails it.
+			f.mu.Lock()
+			f.done = true
+			f.mu.Unlock()
+			f.inputEnded()
+		}
 	}()
 	return true
 }
@@ -180,8 +189,8 @@ func (f *fastCalls) cancelled(req *jsonrpc.Request) {
 }
 
 // inputEnded cancels the calls running, as the SDK does with its own when
-// the input ends: no cancellation can reach them any more, and the client
-// that would read their results has likely gone.
+// the input ends (no cancellation can reach them any more, and the client
+// that would read their results has likely gone) or a write fails.
 func (f *fastCalls) inputEnded() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -207,6 +208,37 @@ func TestFastCallsCancel(t *testing.T) {
 	if !slices.Equal(out, want) {
 		t.Errorf("responses:\n%s\nwant\n%s", strings.Join(out, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestFastCallsWriteFails: once a response cannot be written, the calls
+// running are cancelled and new ones are left to the SDK.
+func TestFastCallsWriteFails(t *testing.T) {
+	f := newFastCalls()
+	started, stopped := make(chan struct{}), make(chan struct{})
+	f.tools["block"] = func(ctx context.Context, _ json.RawMessage) *mcp.CallToolResult {
+		close(started)
+		<-ctx.Done()
+		close(stopped)
+		return &mcp.CallToolResult{}
+	}
+	f.tools["quick"] = func(context.Context, json.RawMessage) *mcp.CallToolResult { return &mcp.CallToolResult{} }
+	f.initialized("2025-11-25")
+	fail := func(jsonrpc.Message) error { return errors.New("broken pipe") }
+	req := func(id float64, name string) *jsonrpc.Request {
+		return &jsonrpc.Request{ID: mustID(t, id), Method: methodCallTool, Params: json.RawMessage(`{"name":"` + name + `"}`)}
+	}
+	if !f.take(context.Background(), req(1, "block"), fail) {
+		t.Fatal("the fast path did not take a call")
+	}
+	<-started
+	if !f.take(context.Background(), req(2, "quick"), fail) {
+		t.Fatal("the fast path did not take a second call")
+	}
+	<-stopped // the failed write of call 2 cancelled call 1
+	if f.take(context.Background(), req(3, "quick"), fail) {
+		t.Error("the fast path took a call after a failed write")
+	}
+	f.close()
 }
 
 // TestParamsDepth: nesting is counted as the go-sdk's decoder counts it,

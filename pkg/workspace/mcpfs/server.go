@@ -257,11 +257,15 @@ func (s *Server) forSession(scope artifacts.Scope, texts *textSlots, fast *fastC
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			p := req.Session.InitializeParams()
+			if p == nil {
+				return
+			}
 			//lint:ignore SA1019 roots are deprecated; we only log that a client offered them
-			if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
+			if p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
 				s.notice("client roots ignored: the operator's configuration is the only source of roots", "session", scope.Session)
 			}
-			if p := req.Session.InitializeParams(); p != nil && fast != nil {
+			if fast != nil {
 				fast.initialized(p.ProtocolVersion)
 			}
 		},

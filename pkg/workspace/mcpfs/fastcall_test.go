@@ -288,3 +288,39 @@ func TestStdioFastCancel(t *testing.T) {
 		t.Fatalf("ServeStdio: %v", err)
 	}
 }
+
+// FuzzParamsDepth: for any valid JSON, paramsDepth is the deepest
+// nesting of its objects and arrays as a JSON decoder's tokens show it;
+// for anything else it returns without failing.
+func FuzzParamsDepth(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `{"a":[{"b":[]}]}`, `{"a":"[[[{{{"}`, `{"a":"\"[[[","b":[[]]}`, `{"a":"\\","b":[1]}`,
+		`{"a":"\\\"]]"}`, `"x"`, `1`, `null`, `[[[[[[]]]]]]`, `{"n":"read_text_file","arguments":{"p":["a",{"b":"}"}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := paramsDepth(data)
+		if !json.Valid(data) {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		depth, want := 0, 0
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			switch tok {
+			case json.Delim('{'), json.Delim('['):
+				depth++
+				want = max(want, depth)
+			case json.Delim('}'), json.Delim(']'):
+				depth--
+			}
+		}
+		if got != want {
+			t.Errorf("paramsDepth(%s) = %d, want %d", data, got, want)
+		}
+	})
+}

@@ -130,6 +130,40 @@ func splitPath(p string) (dir, base string) {
 	return ".", p
 }
 
+// mkdirParents creates the directory dir (a slash-separated path in
+// root) and its missing parents, 0700, as MkdirAll does, and returns a
+// function that removes again, deepest first, the directories it
+// created, for a write that is then refused or fails. A directory that
+// something else has put an entry in meanwhile is not empty, and stays.
+func mkdirParents(root *os.Root, dir string) (undo func(), err error) {
+	var made []string
+	undo = func() {
+		for i := len(made) - 1; i >= 0; i-- {
+			root.Remove(made[i])
+		}
+	}
+	for i := 0; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		p := dir[:i]
+		if p == "" {
+			continue
+		}
+		switch err := root.Mkdir(p, 0o700); {
+		case err == nil:
+			made = append(made, p)
+		case errors.Is(err, fs.ErrExist):
+			// There already: a directory, or what the write will find
+			// is not one.
+		default:
+			undo()
+			return nil, err
+		}
+	}
+	return undo, nil
+}
+
 // File is a file opened for reading through the confined API. It has no
 // write methods.
 type File struct {
@@ -421,6 +455,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 		return 0, err
 	}
 	defer done()
+	wrote := false
 	sc := &w.scope
 	p, err := w.writablePath(op, name)
 	if err != nil {
@@ -432,9 +467,17 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 	// call holds creates the temporary file in one system call.
 	dir, top := root, w.heldDir()
 	if dirName != "." {
-		if err := root.MkdirAll(dirName, 0o700); err != nil {
+		undo, err := mkdirParents(root, dirName)
+		if err != nil {
 			return 0, osError(op, sc, name, err)
 		}
+		// Removed again (deepest first) unless the write succeeds: a
+		// refused or failed write leaves no directory it made behind.
+		defer func() {
+			if !wrote {
+				undo()
+			}
+		}()
 		if dir, err = root.OpenRoot(dirName); err != nil {
 			return 0, osError(op, sc, name, err)
 		}
@@ -495,6 +538,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 		return 0, osError(op, sc, name, werr)
 	}
 	w.markDirty()
+	wrote = true
 	return written, nil
 }
 
@@ -589,10 +633,19 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 		return err
 	}
 	dirName, base := splitPath(p)
+	appended := false
 	if dirName != "." {
-		if err := root.MkdirAll(dirName, 0o700); err != nil {
+		undo, err := mkdirParents(root, dirName)
+		if err != nil {
 			return osError(op, sc, name, err)
 		}
+		// As for a write: a refused or failed append leaves no directory
+		// it made behind.
+		defer func() {
+			if !appended {
+				undo()
+			}
+		}()
 	}
 	dir, err := root.OpenRoot(dirName)
 	if err != nil {
@@ -647,6 +700,7 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 		return osError(op, sc, name, err)
 	}
 	w.markDirty()
+	appended = true
 	return nil
 }
 

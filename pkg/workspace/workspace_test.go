@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -318,6 +319,20 @@ func TestTotalQuota(t *testing.T) {
 	wantCode(t, w.Append(ctx, "new", make([]byte, 301)), artifacts.CodeQuotaExceeded)
 	if _, err := w.Stat("new"); !artifacts.IsNotFound(err) {
 		t.Fatalf("after a refused append, stat of the new file: %v", err)
+	}
+	// Nor does a refused write, streamed write or append leave the
+	// directories it made for the file; one that was there stays.
+	if err := w.Mkdir(ctx, "keep"); err != nil {
+		t.Fatal(err)
+	}
+	before := readTree(t, w.Path())
+	wantCode(t, w.Write(ctx, "d1/d2/f", make([]byte, 301)), artifacts.CodeQuotaExceeded)
+	_, err = w.WriteFrom(ctx, "r1/r2/f", bytes.NewReader(make([]byte, 301)))
+	wantCode(t, err, artifacts.CodeQuotaExceeded)
+	wantCode(t, w.Append(ctx, "e1/e2/f", make([]byte, 301)), artifacts.CodeQuotaExceeded)
+	wantCode(t, w.Write(ctx, "keep/new/f", make([]byte, 301)), artifacts.CodeQuotaExceeded)
+	if got := readTree(t, w.Path()); !maps.Equal(got, before) {
+		t.Fatalf("after refused writes the workspace holds %v, want %v", keys(got), keys(before))
 	}
 	if err := w.Remove(ctx, "a"); err != nil {
 		t.Fatal(err)

@@ -181,6 +181,10 @@ func TestQuotaAndFiles(t *testing.T) {
 	// A refused append to a new file creates nothing and counts no file:
 	// b below is the second file.
 	e.mustFail("append_file", map[string]any{"path": "n", "content": strings.Repeat("n", 41)}, "QUOTA_EXCEEDED")
+	// Nor does a refused write or append leave the directories it made
+	// for its file (the tree is checked at the end).
+	e.mustFail("write_file", map[string]any{"path": "deep/er/w", "content": strings.Repeat("w", 41)}, "QUOTA_EXCEEDED")
+	e.mustFail("append_file", map[string]any{"path": "/workspace/deep2/n", "content": strings.Repeat("n", 41)}, "QUOTA_EXCEEDED")
 	e.mustFail("write_file", map[string]any{"path": "/memory/m", "content": strings.Repeat("m", 41)}, "QUOTA_EXCEEDED")
 	e.mustOK("write_file", map[string]any{"path": "b", "content": "b"})
 	msg := e.mustFail("write_file", map[string]any{"path": "c", "content": "c"}, "QUOTA_EXCEEDED")

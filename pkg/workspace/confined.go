@@ -133,8 +133,9 @@ func splitPath(p string) (dir, base string) {
 // mkdirParents creates the directory dir (a slash-separated path in
 // root) and its missing parents, 0700, as MkdirAll does, and returns a
 // function that removes again, deepest first, the directories it
-// created, for a write that is then refused or fails. A directory that
-// something else has put an entry in meanwhile is not empty, and stays.
+// created, for a write that is then refused or fails (see soleCall). A
+// directory that something else has put an entry in meanwhile is not
+// empty, and stays.
 func mkdirParents(root *os.Root, dir string) (undo func(), err error) {
 	var made []string
 	undo = func() {
@@ -162,6 +163,16 @@ func mkdirParents(root *os.Root, dir string) (undo func(), err error) {
 		}
 	}
 	return undo, nil
+}
+
+// soleCall reports whether the calling confined call is the only one in
+// the workspace. A refused write removes the directories it made only
+// then: another call may be about to write in one of them (it found the
+// directory there, and has not created its file yet).
+func (w *Workspace) soleCall() bool {
+	w.hold.mu.Lock()
+	defer w.hold.mu.Unlock()
+	return w.hold.users == 1
 }
 
 // File is a file opened for reading through the confined API. It has no
@@ -474,7 +485,7 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 		// Removed again (deepest first) unless the write succeeds: a
 		// refused or failed write leaves no directory it made behind.
 		defer func() {
-			if !wrote {
+			if !wrote && w.soleCall() {
 				undo()
 			}
 		}()
@@ -642,7 +653,7 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 		// As for a write: a refused or failed append leaves no directory
 		// it made behind.
 		defer func() {
-			if !appended {
+			if !appended && w.soleCall() {
 				undo()
 			}
 		}()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -339,6 +341,36 @@ func TestTotalQuota(t *testing.T) {
 	}
 	if err := w.Write(ctx, "b", make([]byte, 1000)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRefusedWriteDirsBusy: while another call is in the workspace, a
+// refused write leaves the directories it made (the other call may be
+// about to write in one of them); alone, it removes them.
+func TestRefusedWriteDirsBusy(t *testing.T) {
+	ctx := context.Background()
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{TotalBytes: 100}})
+	w := mustOpen(t, m, sessionScope("busy"))
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.WriteFrom(ctx, "streamed", pr)
+		done <- err
+	}()
+	if _, err := pw.Write([]byte("first")); err != nil { // the streamed write is in the workspace now
+		t.Fatal(err)
+	}
+	wantCode(t, w.Write(ctx, "d1/d2/f", make([]byte, 101)), artifacts.CodeQuotaExceeded)
+	if fi, err := os.Stat(filepath.Join(w.Path(), "d1", "d2")); err != nil || !fi.IsDir() {
+		t.Errorf("while another call ran, the refused write's directories: %v", err)
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, w.Write(ctx, "e1/f", make([]byte, 101)), artifacts.CodeQuotaExceeded)
+	if _, err := os.Stat(filepath.Join(w.Path(), "e1")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("alone, the refused write's directory: %v", err)
 	}
 }
 

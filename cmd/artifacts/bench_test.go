@@ -1,8 +1,11 @@
 package artifactscmd
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
+	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
@@ -219,4 +223,42 @@ func TestBenchStoreShape(t *testing.T) {
 	if got := strings.Count(e.out.String(), `"name": "bench/`); got != 5 {
 		t.Errorf("%d names:\n%s", got, e.out)
 	}
+}
+
+// BenchmarkListJSON writes what "artifacts list -o json" writes for a
+// page of 1,000 names (a ListResult, with output.JSON) and, beside it,
+// the same value with the encoder's own indentation (SetIndent), which
+// output.JSON's one pass replaced; that row skips output.JSON's scan for
+// hidden characters, so it flatters the encoder a little. Numbers:
+// docs/performance.md.
+func BenchmarkListJSON(b *testing.B) {
+	store := "gs://bucket"
+	res := ListResult{Scope: ScopeJSON(benchScope), Items: make([]NameItem, 1000)}
+	res.Store = &store
+	for i := range res.Items {
+		res.Items[i] = NameItem{Name: fmt.Sprintf("name-%04d.txt", i), LatestVersion: 1, Versions: 1, Size: 1, MIMEType: "text/plain", CreatedAt: "2026-12-01T19:45:58.123Z", CreatedAtMS: 1796154391123}
+	}
+	b.Run("JSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := output.JSON(io.Discard, res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoder-indent", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.Discard.Write(buf.Bytes()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -3,7 +3,6 @@ package output
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -373,50 +372,6 @@ func FuzzIndent(f *testing.F) {
 		}
 		if got := indent(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("indent(%q) =\n%q\nwant\n%q", compact.Bytes(), got, want.Bytes())
-		}
-	})
-}
-
-// BenchmarkJSON writes the JSON of 1,000 listed names ("artifacts list
-// -o json" of a session) with JSON and, beside it, with the encoder's own
-// indentation (SetIndent), which JSON's one pass replaces. Numbers:
-// docs/performance.md.
-func BenchmarkJSON(b *testing.B) {
-	type item struct {
-		Name          string `json:"name"`
-		LatestVersion int64  `json:"latest_version"`
-		Versions      int    `json:"versions"`
-		Size          int64  `json:"size"`
-		MIMEType      string `json:"mime_type"`
-		CreatedAt     string `json:"created_at"`
-		CreatedAtMS   int64  `json:"created_at_ms"`
-	}
-	items := make([]item, 1000)
-	for i := range items {
-		items[i] = item{fmt.Sprintf("name-%04d.txt", i), 1, 1, 1, "text/plain", "2026-12-01T19:45:58.123Z", 1796154391123}
-	}
-	v := map[string]any{"store": "gs://bucket", "items": items, "next_cursor": nil}
-	b.Run("JSON", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := JSON(io.Discard, v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("encoder-indent", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(v); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := io.Discard.Write(escapeHidden(buf.Bytes())); err != nil {
-				b.Fatal(err)
-			}
 		}
 	})
 }

@@ -133,42 +133,51 @@ func splitPath(p string) (dir, base string) {
 // mkdirParents creates the directory dir (a slash-separated path in
 // root) and its missing parents, 0700, as MkdirAll does, and returns a
 // function that removes again, deepest first, the directories it
-// created, for a write that is then refused or fails (see soleCall). A
-// directory that something else has put an entry in meanwhile is not
-// empty, and stays.
-func mkdirParents(root *os.Root, dir string) (undo func(), err error) {
+// created: a write that is then refused or fails calls it, so that it
+// leaves nothing behind. The function removes nothing while another
+// confined call is in the workspace (it may have found one of these
+// directories there and be about to write in it), and a directory that
+// something else has put an entry in meanwhile is not empty, and stays.
+func (w *Workspace) mkdirParents(root *os.Root, dir string) (removeMade func(), err error) {
 	var made []string
-	undo = func() {
+	removeMade = func() {
+		if !w.soleCall() {
+			return
+		}
 		for i := len(made) - 1; i >= 0; i-- {
 			root.Remove(made[i])
 		}
 	}
-	for i := 0; i <= len(dir); i++ {
+	for i := range len(dir) + 1 {
 		if i < len(dir) && dir[i] != '/' {
 			continue
 		}
-		p := dir[:i]
-		if p == "" {
-			continue
-		}
-		switch err := root.Mkdir(p, 0o700); {
+		switch err := root.Mkdir(dir[:i], 0o700); {
 		case err == nil:
-			made = append(made, p)
+			made = append(made, dir[:i])
 		case errors.Is(err, fs.ErrExist):
-			// There already: a directory, or what the write will find
-			// is not one.
+			// There already. A file in the middle of dir fails the next
+			// Mkdir; one at its end is found here, as MkdirAll finds it.
+			if i == len(dir) {
+				fi, err := root.Stat(dir)
+				if err == nil && !fi.IsDir() {
+					err = &fs.PathError{Op: "mkdirat", Path: dir, Err: syscall.ENOTDIR}
+				}
+				if err != nil {
+					removeMade()
+					return nil, err
+				}
+			}
 		default:
-			undo()
+			removeMade()
 			return nil, err
 		}
 	}
-	return undo, nil
+	return removeMade, nil
 }
 
 // soleCall reports whether the calling confined call is the only one in
-// the workspace. A refused write removes the directories it made only
-// then: another call may be about to write in one of them (it found the
-// directory there, and has not created its file yet).
+// the workspace.
 func (w *Workspace) soleCall() bool {
 	w.hold.mu.Lock()
 	defer w.hold.mu.Unlock()
@@ -478,15 +487,13 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 	// call holds creates the temporary file in one system call.
 	dir, top := root, w.heldDir()
 	if dirName != "." {
-		undo, err := mkdirParents(root, dirName)
+		removeMade, err := w.mkdirParents(root, dirName)
 		if err != nil {
 			return 0, osError(op, sc, name, err)
 		}
-		// Removed again (deepest first) unless the write succeeds: a
-		// refused or failed write leaves no directory it made behind.
 		defer func() {
-			if !wrote && w.soleCall() {
-				undo()
+			if !wrote {
+				removeMade()
 			}
 		}()
 		if dir, err = root.OpenRoot(dirName); err != nil {
@@ -646,15 +653,13 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 	dirName, base := splitPath(p)
 	appended := false
 	if dirName != "." {
-		undo, err := mkdirParents(root, dirName)
+		removeMade, err := w.mkdirParents(root, dirName)
 		if err != nil {
 			return osError(op, sc, name, err)
 		}
-		// As for a write: a refused or failed append leaves no directory
-		// it made behind.
 		defer func() {
-			if !appended && w.soleCall() {
-				undo()
+			if !appended {
+				removeMade()
 			}
 		}()
 	}
@@ -695,19 +700,19 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 	}
 	defer f.Close()
 	// A refused or failed append to a file it created leaves no file.
-	undo := func() {
+	removeCreated := func() {
 		if created {
 			f.Close()
 			dir.Remove(base)
 		}
 	}
 	if rem, ok := w.ledger.charge(int64(len(data)), 0); !ok {
-		undo()
+		removeCreated()
 		return quotaError(w.scope, op, name, rem)
 	}
 	if _, err := f.Write(data); err != nil {
 		w.ledger.refund(int64(len(data)), 0)
-		undo()
+		removeCreated()
 		return osError(op, sc, name, err)
 	}
 	w.markDirty()

@@ -344,6 +344,37 @@ func TestTotalQuota(t *testing.T) {
 	}
 }
 
+// TestWriteParentsFail: a write or append whose directory cannot be
+// made, because a file stands where a directory would go, fails with
+// CodeInvalidArgument, as it did with MkdirAll (not an I/O error naming
+// the host path), and changes nothing.
+func TestWriteParentsFail(t *testing.T) {
+	ctx := context.Background()
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{})
+	w := mustOpen(t, m, sessionScope("parents"))
+	if err := w.Write(ctx, "file.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	before := readTree(t, w.Path())
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"write two below a file", func() error { return w.Write(ctx, "file.txt/sub/f", []byte("y")) }},
+		{"write below a file", func() error { return w.Write(ctx, "file.txt/f", []byte("y")) }},
+		{"append two below a file", func() error { return w.Append(ctx, "file.txt/sub/f", []byte("y")) }},
+		{"append below a file", func() error { return w.Append(ctx, "file.txt/f", []byte("y")) }},
+	} {
+		err := c.call()
+		if artifacts.CodeOf(err) != artifacts.CodeInvalidArgument || strings.Contains(err.Error(), w.Path()) {
+			t.Errorf("%s: %v, want %s without the host path", c.name, err, artifacts.CodeInvalidArgument)
+		}
+		if got := readTree(t, w.Path()); !maps.Equal(got, before) {
+			t.Errorf("%s: the workspace holds %v, want %v", c.name, keys(got), keys(before))
+		}
+	}
+}
+
 // TestRefusedWriteDirsBusy: while another call is in the workspace, a
 // refused write leaves the directories it made (the other call may be
 // about to write in one of them); alone, it removes them.

@@ -340,8 +340,10 @@ func (s *Store) list(ctx context.Context, prefix string, flat bool) (listing, er
 		if a.Name == "" { // a sub-prefix
 			continue
 		}
-		// Room for the rest of the page at once, not by doubling.
-		out.objects = slices.Grow(out.objects, it.PageInfo().Remaining()+1)
+		if len(out.objects) == cap(out.objects) {
+			// Room for the rest of the page at once, not by doubling.
+			out.objects = slices.Grow(out.objects, it.PageInfo().Remaining()+1)
+		}
 		rel := strings.TrimPrefix(a.Name, s.root)
 		if isLockObject(rel) {
 			continue

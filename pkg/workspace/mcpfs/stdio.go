@@ -92,6 +92,7 @@ type stdioTransport struct {
 // transport makes itself (fast) run in ctx.
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &stdioConn{ctx: ctx, w: t.w, texts: t.texts, fast: t.fast, incoming: make(chan readResult), closed: make(chan struct{})}
+	c.respond = func(m jsonrpc.Message) error { return c.write(context.Background(), m) }
 	l := &lineLimiter{r: bufio.NewReaderSize(t.r, 64<<10), limit: t.limit}
 	go c.readLoop(l)
 	return c, nil
@@ -112,8 +113,9 @@ type stdioConn struct {
 	wbuf  []byte // reused between writes while small
 	texts *textSlots
 
-	ctx  context.Context // of the connection
-	fast *fastCalls
+	ctx     context.Context // of the connection
+	fast    *fastCalls
+	respond func(jsonrpc.Message) error // writes a fast call's response
 
 	incoming  chan readResult
 	closed    chan struct{}
@@ -168,7 +170,7 @@ func (c *stdioConn) takeFast(msg jsonrpc.Message) bool {
 	if !ok {
 		return false
 	}
-	if c.fast.take(c.ctx, req, func(m jsonrpc.Message) error { return c.write(context.Background(), m) }) {
+	if c.fast.take(c.ctx, req, c.respond) {
 		return true
 	}
 	c.fast.cancelled(req)

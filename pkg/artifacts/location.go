@@ -133,7 +133,14 @@ func ParseLocation(s string) (Location, error) {
 	}
 	scheme, rest, hasScheme := strings.Cut(s, "://")
 	if !hasScheme || strings.ContainsAny(scheme, `/\`) || scheme == "" {
-		// A plain path. (Something like "./a://b" is a path too.)
+		// A plain path. (Something like "./a://b" is a path too.) A path
+		// that begins with a scheme this package knows and one colon
+		// ("gs:/bucket", "gs:bucket", "file:/x") is a mistyped URI, not
+		// a directory the operator meant: taking it as one would make
+		// ./gs:/bucket under the current directory.
+		if loc, ok, err := parseShortURI(s); ok {
+			return loc, err
+		}
 		abs, err := filepath.Abs(s)
 		if err != nil {
 			return bad("%v", err)
@@ -190,6 +197,32 @@ func ParseLocation(s string) (Location, error) {
 	default:
 		return bad("unsupported scheme %q (want a directory, file:// or gs://)", scheme)
 	}
+}
+
+// parseShortURI handles a location that starts with "gs:" or "file:"
+// without the two slashes of a URI. "file:/path" is RFC 8089's short form
+// of file:///path and is taken as such; "gs:…" is refused with the URI
+// that was probably meant, and the spelling that names a local directory
+// of that name. ok is false for anything else.
+func parseShortURI(s string) (loc Location, ok bool, err error) {
+	scheme, rest, found := strings.Cut(s, ":")
+	if !found {
+		return Location{}, false, nil
+	}
+	switch strings.ToLower(scheme) {
+	case SchemeFile:
+		if !strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, "//") {
+			return Location{}, true, Errorf(CodeInvalidArgument, "open", nil,
+				"invalid store %q: a file URI is file:///PATH (or file:/PATH); for a local directory of this name use ./%s", s, s)
+		}
+		loc, err := ParseLocation("file://" + rest)
+		return loc, true, err
+	case SchemeGCS:
+		bucket := strings.TrimLeft(rest, "/")
+		return Location{}, true, Errorf(CodeInvalidArgument, "open", nil,
+			"invalid store %q: a Cloud Storage location is gs://BUCKET[/PREFIX]: did you mean gs://%s? (for a local directory of this name use ./%s)", s, bucket, s)
+	}
+	return Location{}, false, nil
 }
 
 // checkBucket applies the Cloud Storage bucket naming rules: 3 to 63

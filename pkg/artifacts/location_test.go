@@ -33,6 +33,10 @@ func TestParseLocation(t *testing.T) {
 		{"file:///var/x?first_version=0", Location{Scheme: SchemeFile, Root: "/var/x", FirstVersionSet: true}, "file:///var/x?first_version=0"},
 		{"gs://my_bucket.example.com/a/b/", Location{Scheme: SchemeGCS, Bucket: "my_bucket.example.com", Prefix: "a/b"}, "gs://my_bucket.example.com/a/b"},
 		{"GS://abc/p", Location{Scheme: SchemeGCS, Bucket: "abc", Prefix: "p"}, ""},
+		// RFC 8089's short form of a file URI.
+		{"file:/var/lib/x", Location{Scheme: SchemeFile, Root: "/var/lib/x"}, "file:///var/lib/x"},
+		// A local directory whose name begins "gs:" is spelled as a path.
+		{"./gs:/wserl", Location{Scheme: SchemeFile, Root: filepath.Join(cwd, "gs:/wserl")}, ""},
 	}
 	for _, tt := range tests {
 		got, err := ParseLocation(tt.in)
@@ -56,7 +60,10 @@ func TestParseLocationErrors(t *testing.T) {
 		{"s3://bucket/x", `unsupported scheme "s3"`},
 		{"http://example.com/x", "unsupported scheme"},
 		{"file://host/var/x", "must not name a host"},
-		{"file:relative", "unsupported scheme"}, // no "://": treated as a path? no: see below
+		{"file:relative", "a file URI is file:///PATH"},
+		{"gs:/wserl", "did you mean gs://wserl?"},
+		{"gs:erl", "did you mean gs://erl?"},
+		{"GS:/b/p", "did you mean gs://b/p?"},
 		{"file://", "absolute path"},
 		{"file:///x?q=1", `unknown query parameter "q"`},
 		{"file:///x#f", "no user or fragment"},
@@ -79,13 +86,6 @@ func TestParseLocationErrors(t *testing.T) {
 		{"gs://bucket/./b", `"." path segment`},
 	}
 	for _, tt := range tests {
-		if tt.in == "file:relative" {
-			// No "://": a relative directory named "file:relative".
-			if u, err := ParseLocation(tt.in); err != nil || u.Scheme != SchemeFile {
-				t.Errorf("ParseLocation(%q) = %+v, %v; want a relative path", tt.in, u, err)
-			}
-			continue
-		}
 		_, err := ParseLocation(tt.in)
 		if err == nil {
 			t.Errorf("ParseLocation(%q): no error, want %q", tt.in, tt.wantErr)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/duration"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/internal/output"
@@ -128,7 +129,7 @@ from its lock object, it changes no object.`,
 	cmdutil.SetExitStatusNote(cmd, `3  corrupt versions (records without payloads, damaged bytes) or objects not part of the layout found; the rest was repaired
 5  another repair holds the lock on this store; nothing was changed`)
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.Grace, "grace", repair.DefaultGrace, "leave staged files and orphan payloads younger than this (0: remove all; unsafe with active writers)")
+	fl.Var(duration.NewValue(&opts.Grace, repair.DefaultGrace), "grace", "leave staged files and orphan payloads younger than this (0: remove all; unsafe with active writers)")
 	fl.Int64Var(&opts.Limit, "limit", 0, "stop, removing nothing, when there are more than N files to scan (0: no limit)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print what would be removed and why; change nothing")
 	fl.StringVar(&opts.MetricsFile, "metrics-file", "", "write Prometheus textfile metrics to `FILE` (atomically)")

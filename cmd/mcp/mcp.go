@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/duration"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
@@ -177,7 +178,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on `ADDR` (host:port; :port means 127.0.0.1:port) instead of stdio")
 	fl.StringVar(&opts.TokenFile, "token-file", "", "bearer tokens for --http, one a line (`FILE`; see above)")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", mcpfs.DefaultMaxSessions, "sessions --http serves at once; more evict the least recently used")
-	fl.DurationVar(&opts.SessionIdle, "session-idle", mcpfs.DefaultIdleTimeout, "evict a session --http serves after this long without a request")
+	fl.Var(duration.NewValue(&opts.SessionIdle, mcpfs.DefaultIdleTimeout), "session-idle", "evict a session --http serves after this long without a request")
 	fl.StringVar(&opts.Reference, "reference", "", "read-only reference tree served as /reference (`DIR`)")
 	fl.StringVar(&opts.Profile, "profile", string(mcpfs.ProfileReadWrite), "tool profile: read-only or read-write")
 	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; end_turn only when named)")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentstore/agentstore/internal/cmdutil"
+	"github.com/agentstore/agentstore/internal/duration"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/lock"
 	"github.com/agentstore/agentstore/internal/output"
@@ -218,7 +219,7 @@ kept includes skipped (the table and the metrics count the same way).`,
    longer matches the plan; nothing was removed
 5  another sweep holds the lock on this scratch root; nothing was changed`)
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.Idle, "idle", 0, "sweep workspaces idle longer than this (required)")
+	fl.Var(duration.NewValue(&opts.Idle, 0), "idle", "sweep workspaces idle longer than this (required)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print what would be removed and why; change nothing")
 	fl.IntVar(&opts.MaxRemovals, "max-removals", 0, "stop after N removals (0: no limit)")
 	fl.BoolVar(&opts.Discard, "discard", false, "remove without a snapshot, after confirming a plan")

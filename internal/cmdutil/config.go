@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentstore/agentstore/internal/duration"
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/adkfile"
 )
 
@@ -238,7 +240,7 @@ func AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.String(KeyConfig, "", "YAML config file (default $XDG_CONFIG_HOME/agentstore/config.yaml, then /etc/agentstore/config.yaml)")
 	fs.StringP(KeyOutput, "o", "", "output format: table or json (default table on a terminal, json otherwise; quota report also takes wide and prometheus)")
 	fs.Bool(KeyNoColor, false, "disable colour (also when NO_COLOR is set or stdout is not a terminal)")
-	fs.Duration(KeyTimeout, 0, "deadline for the whole command, e.g. 30s or 5m (0: none)")
+	fs.Var(duration.NewValue(new(time.Duration), 0), KeyTimeout, "deadline for the whole command, e.g. 30s, 5m or 1d (0: none)")
 	fs.BoolP(KeyVerbose, "v", false, "print debug diagnostics on stderr")
 	fs.String(KeyLogFormat, LogText, "diagnostics format on stderr: text or json")
 }
@@ -620,8 +622,8 @@ func quoteAll(ss []string) []string {
 }
 
 // toDuration converts a timeout setting: a time.Duration (from the flag)
-// or a Go duration string ("30s", "5m"); numbers without a unit are
-// refused, and so are negative durations.
+// or a string duration.Parse reads ("30s", "5m", "1d"); numbers without a
+// unit are refused, and so are negative durations.
 func toDuration(x any) (time.Duration, error) {
 	var d time.Duration
 	switch t := x.(type) {
@@ -634,11 +636,11 @@ func toDuration(x any) (time.Duration, error) {
 			return 0, nil
 		}
 		var err error
-		if d, err = time.ParseDuration(strings.TrimSpace(t)); err != nil {
-			return 0, fmt.Errorf("%q is not a duration like 30s or 5m", t)
+		if d, err = duration.Parse(t); err != nil {
+			return 0, errors.New(artifacts.ReasonOf(err))
 		}
 	default:
-		return 0, fmt.Errorf("%v is not a duration like 30s or 5m (a unit is required)", x)
+		return 0, fmt.Errorf("%v is not a duration like 30s, 5m or 1d (a unit is required)", x)
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("%s is negative", d)

@@ -129,6 +129,14 @@ log-format: json
 		cfg.LogFormat != LogJSON || cfg.Scratch != filepath.Join(cwd, "rel") {
 		t.Errorf("flag over env = %+v", *cfg)
 	}
+	// Days, in a flag and in the environment, through the one parser.
+	if cfg, err = load(t, false, files, "--timeout", "1d12h"); err != nil || cfg.Timeout != 36*time.Hour {
+		t.Errorf("--timeout 1d12h: %v, timeout %v", err, cfg.Timeout)
+	}
+	t.Setenv("AGENTSTORE_TIMEOUT", "2d")
+	if cfg, err = load(t, false, files); err != nil || cfg.Timeout != 48*time.Hour {
+		t.Errorf("AGENTSTORE_TIMEOUT=2d: %v, timeout %v", err, cfg.Timeout)
+	}
 	// An explicit flag set to its default value still wins.
 	t.Setenv("AGENTSTORE_NO_COLOR", "true")
 	cfg, err = load(t, false, files, "--no-color=false")
@@ -203,8 +211,9 @@ func TestConfigErrors(t *testing.T) {
 		{"bad output flag", nil, []string{}, []string{"-o", "yaml"}, `invalid --output value: "yaml" is not an output format`, CodeUsage},
 		{"bad output env", map[string]string{"AGENTSTORE_OUTPUT": "xml"}, []string{}, nil, `invalid AGENTSTORE_OUTPUT value: "xml" is not an output format`, CodeUsage},
 		{"bad timeout env", map[string]string{"AGENTSTORE_TIMEOUT": "soon"}, []string{}, nil, `"soon" is not a duration`, CodeUsage},
-		{"timeout without unit", nil, nil, []string{"--config", badTimeout}, "timeout.yaml: key timeout: 30 is not a duration like 30s or 5m (a unit is required); fix the file or override it with --timeout", CodeConfigError},
-		{"negative timeout", nil, []string{}, []string{"--timeout", "-1s"}, "negative", CodeUsage},
+		{"timeout without unit", nil, nil, []string{"--config", badTimeout}, "timeout.yaml: key timeout: 30 is not a duration like 30s, 5m or 1d (a unit is required); fix the file or override it with --timeout", CodeConfigError},
+		{"negative timeout", map[string]string{"AGENTSTORE_TIMEOUT": "-1s"}, []string{}, nil, "(negative)", CodeUsage},
+		{"unitless timeout env", map[string]string{"AGENTSTORE_TIMEOUT": "1"}, []string{}, nil, `"1" is not a duration (a unit is required)`, CodeUsage},
 		{"bad bool env", map[string]string{"AGENTSTORE_VERBOSE": "loud"}, []string{}, nil, `invalid AGENTSTORE_VERBOSE value: "loud" is not true or false`, CodeUsage},
 		{"bad log format", nil, []string{}, []string{"--log-format", "xml"}, `invalid --log-format value: "xml" is not a log format`, CodeUsage},
 	}

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/duration"
 	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
@@ -185,54 +186,20 @@ func PolicyID(store string, p Policy, filter artifacts.Scope) (string, error) {
 	return plan.ID(idBody{Action: ActionPrune, Store: store, Policy: p.Spec(), Filter: filterOf(filter)})
 }
 
-// ParseDuration parses a retention duration: a sequence of decimal numbers
-// with a unit each, w (7 days), d (24 hours), h, m or s, as "30d", "2w",
-// "1d12h" or "90m". Every Go duration of whole seconds is accepted too.
+// ParseDuration parses a retention duration with the one parser of every
+// duration (internal/duration: numbers with the units w, d, h, m and s, as
+// "30d", "2w", "1d12h" or "90m"), and refuses any that is not a whole
+// number of seconds, the resolution of a policy.
 func ParseDuration(s string) (time.Duration, error) {
-	bad := artifacts.Errorf(artifacts.CodeInvalidArgument, "parse duration", nil,
-		"%q is not a duration: write a number and a unit (w, d, h, m, s), e.g. 30d, 2w, 1d12h or 90m", s)
-	if s == "" {
-		return 0, bad
+	d, err := duration.Parse(s)
+	if err != nil {
+		return 0, err
 	}
-	if d, err := time.ParseDuration(s); err == nil {
-		if d%time.Second != 0 || d < 0 {
-			return 0, bad
-		}
-		return d, nil
+	if d%time.Second != 0 {
+		return 0, artifacts.Errorf(artifacts.CodeInvalidArgument, "parse duration", nil,
+			"%q is not a retention duration: write whole seconds or more with units (w, d, h, m, s), e.g. 30d, 2w, 1d12h or 90m", s)
 	}
-	var total time.Duration
-	rest := s
-	for rest != "" {
-		i := 0
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		if i == 0 || i == len(rest) || i > 9 {
-			return 0, bad
-		}
-		n, _ := strconv.ParseInt(rest[:i], 10, 64)
-		var unit time.Duration
-		switch rest[i] {
-		case 'w':
-			unit = 7 * 24 * time.Hour
-		case 'd':
-			unit = 24 * time.Hour
-		case 'h':
-			unit = time.Hour
-		case 'm':
-			unit = time.Minute
-		case 's':
-			unit = time.Second
-		default:
-			return 0, bad
-		}
-		total += time.Duration(n) * unit
-		if total < 0 || total > 100*365*24*time.Hour {
-			return 0, bad
-		}
-		rest = rest[i+1:]
-	}
-	return total, nil
+	return d, nil
 }
 
 // FormatDuration formats d exactly in the units ParseDuration reads, the

@@ -210,6 +210,9 @@ type tree struct {
 	op       string // prefix of operation names: "workspace" or "reference"
 	scope    *artifacts.Scope
 	reserved bool // refuse and hide the index's names (IsReserved); refuse the index
+	// singleLink refuses to open a file with more than one hard link: its
+	// other name may be outside the tree (the reference tree's contract).
+	singleLink bool
 }
 
 // openRegular opens p for reading: it must be a regular file (a final
@@ -243,6 +246,10 @@ func (t tree) openRegular(root *os.Root, op, name string) (*os.File, fs.FileInfo
 	if t.reserved && isIndexFile(root, st) {
 		f.Close()
 		return nil, nil, scopeError(artifacts.CodePermission, op, t.scope, nil, "%q is the workspace index", name)
+	}
+	if n, ok := osutil.Links(st); t.singleLink && ok && n > 1 {
+		f.Close()
+		return nil, nil, scopeError(artifacts.CodePermission, op, t.scope, nil, "%q has %d hard links; a file that may be linked from outside the tree is not read", name, n)
 	}
 	return f, st, nil
 }

@@ -23,7 +23,8 @@
 // followed, and a file that is (a hard link to) the index is refused. A
 // path a snapshot could not hold (zipsafe.CheckName) is refused with
 // CodeInvalidName by every call that creates one. Reference files are
-// reachable through [Reference], which has read methods only.
+// reachable through [Reference], which has read methods only and refuses
+// to read a file with more than one hard link.
 //
 // Every write is charged to a per-session quota ledger before anything is
 // written: a per-turn allowance (reset by [Workspace.BeginTurn]) and a cap

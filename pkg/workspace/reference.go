@@ -10,7 +10,9 @@ import (
 // reachable through it can be written, renamed or removed. Like the
 // workspace, it resolves every path through an os.Root, so neither ".."
 // nor a symbolic link leads outside it, and a final symbolic link is
-// never followed.
+// never followed. A file with more than one hard link is not read (Open
+// and ReadLines refuse it with CodePermission): its other name may be
+// outside the tree.
 type Reference struct {
 	root *os.Root
 }
@@ -24,7 +26,7 @@ func OpenReference(dir string) (*Reference, error) {
 	return &Reference{root: root}, nil
 }
 
-func (r *Reference) tree() tree { return tree{op: "reference"} }
+func (r *Reference) tree() tree { return tree{op: "reference", singleLink: true} }
 
 // Open opens a regular reference file for reading.
 func (r *Reference) Open(name string) (*File, error) { return r.tree().open(r.root, name) }

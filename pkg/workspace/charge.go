@@ -5,19 +5,13 @@ package workspace
 // per-turn allowance, before they are written; the bytes the workspace
 // holds are not affected. Over the allowance it fails with an
 // *artifacts.Error of code CodeQuotaExceeded whose Remaining is the turn
-// allowance left, and books nothing. refund undoes the charge when the
+// allowance left (and whose cause is a *QuotaExceeded naming
+// LimitTurnBytes), and books nothing. refund undoes the charge when the
 // write then fails.
 func (w *Workspace) ChargeTurn(name string, n int64) (refund func(), err error) {
-	l := &w.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.q.TurnBytes > 0 && l.turnUsed+n > l.q.TurnBytes {
-		return nil, quotaError(w.scope, "workspace charge", name, max(l.q.TurnBytes-l.turnUsed, 0))
+	d := delta{turn: n}
+	if qe := w.ledger.take(d); qe != nil {
+		return nil, w.refused("workspace charge", name, qe)
 	}
-	l.turnUsed += n
-	return func() {
-		l.mu.Lock()
-		l.turnUsed -= n
-		l.mu.Unlock()
-	}, nil
+	return func() { w.ledger.book(d.neg()) }, nil
 }

@@ -61,9 +61,10 @@ func osError(op string, scope *artifacts.Scope, name string, err error) error {
 // cleanPath validates a slash-separated path relative to a root and returns
 // it cleaned ("." for the root itself, allowed only when allowRoot). It
 // refuses empty and absolute paths, NUL, paths that climb out with "..",
-// and, when reserved is set, every path with a component that IsReserved
-// reports: the index's name is refused at any depth, because a symbolic
-// link to the top ("self/.agentstore-index" with self -> .) would reach it.
+// and, when reserved is set, every path whose first component IsReserved
+// reports or with an index name (isIndexName) at any depth: a symbolic
+// link to the top ("self/.agentstore-index" with self -> .) would reach
+// the index.
 func cleanPath(op string, scope *artifacts.Scope, name string, allowRoot, reserved bool) (string, error) {
 	bad := func(format string, args ...any) (string, error) {
 		return "", scopeError(artifacts.CodeInvalidArgument, op, scope, nil, "path %q: "+format, append([]any{name}, args...)...)
@@ -86,10 +87,12 @@ func cleanPath(op string, scope *artifacts.Scope, name string, allowRoot, reserv
 		return bad("names the workspace itself")
 	}
 	if reserved && p != "." {
+		top := true
 		for c := range strings.SplitSeq(p, "/") {
-			if IsReserved(c) {
+			if isIndexName(c) || (top && IsReserved(c)) {
 				return "", scopeError(artifacts.CodePermission, op, scope, nil, "path %q: %q is reserved for the workspace manager", name, c)
 			}
+			top = false
 		}
 	}
 	return p, nil
@@ -131,21 +134,22 @@ func splitPath(p string) (dir, base string) {
 }
 
 // mkdirParents creates the directory dir (a slash-separated path in
-// root) and its missing parents, 0700, as MkdirAll does, and returns a
-// function that removes again, deepest first, the directories it
-// created: a write that is then refused or fails calls it, so that it
-// leaves nothing behind. The function removes nothing while another
-// confined call is in the workspace (it may have found one of these
-// directories there and be about to write in it), and a directory that
-// something else has put an entry in meanwhile is not empty, and stays.
-func (w *Workspace) mkdirParents(root *os.Root, dir string) (removeMade func(), err error) {
+// root) and its missing parents, 0700, as MkdirAll does, charging each
+// directory it makes to the ledger (dirDelta), and
+// returns a function that removes again, deepest first, the directories
+// it made and refunds them: a change that is then refused or fails calls
+// it, so that it leaves nothing behind. A directory over the quota is
+// removed at once and refused. The caller holds w.ledger.change,
+// as every confined call that makes a directory or puts an entry in one
+// does, so nothing can have entered these directories meanwhile. op and
+// name name the call in a refusal.
+func (w *Workspace) mkdirParents(root *os.Root, op, name, dir string) (removeMade func(), err error) {
 	var made []string
 	removeMade = func() {
-		if !w.soleCall() {
-			return
-		}
 		for i := len(made) - 1; i >= 0; i-- {
-			root.Remove(made[i])
+			if root.Remove(made[i]) == nil {
+				w.ledger.book(dirDelta.neg())
+			}
 		}
 	}
 	for i := range len(dir) + 1 {
@@ -154,6 +158,13 @@ func (w *Workspace) mkdirParents(root *os.Root, dir string) (removeMade func(), 
 		}
 		switch err := root.Mkdir(dir[:i], 0o700); {
 		case err == nil:
+			// Charged once made: only a directory that was missing costs,
+			// and no other change runs between the two.
+			if qe := w.ledger.take(dirDelta); qe != nil {
+				root.Remove(dir[:i])
+				removeMade()
+				return nil, w.refused(op, name, qe)
+			}
 			made = append(made, dir[:i])
 		case errors.Is(err, fs.ErrExist):
 			// There already. A file in the middle of dir fails the next
@@ -174,14 +185,6 @@ func (w *Workspace) mkdirParents(root *os.Root, dir string) (removeMade func(), 
 		}
 	}
 	return removeMade, nil
-}
-
-// soleCall reports whether the calling confined call is the only one in
-// the workspace.
-func (w *Workspace) soleCall() bool {
-	w.hold.mu.Lock()
-	defer w.hold.mu.Unlock()
-	return w.hold.users == 1
 }
 
 // File is a file opened for reading through the confined API. It has no
@@ -353,7 +356,7 @@ func (t tree) stat(root *os.Root, name string) (fs.FileInfo, error) {
 }
 
 // list returns the entries of directory name, sorted by name, as Lstat
-// sees them; reserved names are hidden.
+// sees them; the reserved names at the top are hidden.
 func (t tree) list(root *os.Root, name string) ([]fs.FileInfo, error) {
 	op := t.op + " list"
 	p, err := cleanPath(op, t.scope, name, true, t.reserved)
@@ -390,7 +393,7 @@ func (t tree) list(root *os.Root, name string) ([]fs.FileInfo, error) {
 	slices.Sort(names)
 	out := make([]fs.FileInfo, 0, len(names))
 	for _, n := range names {
-		if t.reserved && IsReserved(n) {
+		if t.reserved && p == "." && IsReserved(n) {
 			continue
 		}
 		fi, err := dir.Lstat(n)
@@ -451,10 +454,10 @@ func (w *Workspace) List(name string) ([]fs.FileInfo, error) {
 }
 
 // Write replaces (or creates) the file name with data, atomically: the
-// bytes are charged to the quota first, written to a temporary file in the
-// same directory (fsynced when Options.Durable is set) and renamed into
-// place. Missing parent directories are created. A refused write writes
-// nothing.
+// bytes are charged to the quota first, written to a temporary file at
+// the top of the workspace (fsynced when Options.Durable is set) and
+// renamed into place. Missing parent directories are created (each
+// charged DirBytes). A refused write writes nothing.
 func (w *Workspace) Write(ctx context.Context, name string, data []byte) error {
 	_, err := w.write(ctx, "workspace write", name, nil, data)
 	return err
@@ -476,72 +479,94 @@ func (w *Workspace) write(ctx context.Context, op, name string, r io.Reader, dat
 	return n, w.afterChange(ctx)
 }
 
+// target describes what a change of p would replace: the size of a
+// regular file there (counted among the files), nothing for a missing
+// name or another kind of entry; a directory is refused.
+func (w *Workspace) target(root *os.Root, op, name, p string) (size int64, file bool, perm os.FileMode, err error) {
+	fi, err := root.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, false, 0o600, nil
+	case err != nil:
+		return 0, false, 0, osError(op, &w.scope, name, err)
+	case fi.IsDir():
+		return 0, false, 0, scopeError(artifacts.CodeInvalidArgument, op, &w.scope, nil, "%q is a directory", name)
+	case fi.Mode().IsRegular():
+		return fi.Size(), true, fi.Mode().Perm() | 0o600, nil
+	}
+	return 0, false, 0o600, nil
+}
+
+// replaceDelta is the delta of replacing what target found with n bytes
+// (the turn not included).
+func replaceDelta(n, old int64, file bool) delta {
+	d := delta{bytes: n - old}
+	if !file {
+		d.files = 1
+	}
+	return d
+}
+
+// writeLocked writes in two steps. The bytes go to a temporary file at
+// the top, charged to the turn as they arrive and checked against what
+// the file replaces now, so that a write that cannot fit stops early.
+// Then, holding w.ledger.change, it makes the missing directories, looks
+// at what the file replaces at that moment, books the difference (or is
+// refused) and renames the file into place: the ledger changes with the
+// tree, whatever other calls do meanwhile.
 func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int64, error) {
 	root, done, err := w.use()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	wrote := false
 	sc := &w.scope
 	p, err := w.writablePath(op, name)
 	if err != nil {
 		return 0, err
 	}
-	dirName, base := splitPath(p)
-	// The directory the file is written in, held open for the whole
-	// write; at the top that is the root itself, and the descriptor the
-	// call holds creates the temporary file in one system call.
-	dir, top := root, w.heldDir()
-	if dirName != "." {
-		removeMade, err := w.mkdirParents(root, dirName)
-		if err != nil {
-			return 0, osError(op, sc, name, err)
-		}
-		defer func() {
-			if !wrote {
-				removeMade()
-			}
-		}()
-		if dir, err = root.OpenRoot(dirName); err != nil {
-			return 0, osError(op, sc, name, err)
-		}
-		defer dir.Close()
-		top = nil
+	old, file, perm, err := w.target(root, op, name, p)
+	if err != nil {
+		return 0, err
 	}
-	var old int64
-	perm := os.FileMode(0o600)
-	if fi, err := dir.Lstat(base); err == nil {
-		switch {
-		case fi.IsDir():
-			return 0, scopeError(artifacts.CodeInvalidArgument, op, sc, nil, "%q is a directory", name)
-		case fi.Mode().IsRegular():
-			old, perm = fi.Size(), fi.Mode().Perm()|0o600
+	// refuse refunds the turn's charge of written bytes and says what is
+	// left for the whole write of n bytes.
+	var turn int64
+	refuse := func(qe *QuotaExceeded, n int64) (int64, error) {
+		w.ledger.book(delta{turn: -turn})
+		d := replaceDelta(n, old, file)
+		d.turn = n
+		if full := w.ledger.check(d); full != nil {
+			qe = full
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return 0, osError(op, sc, name, err)
+		return 0, w.refused(op, name, qe)
 	}
 	if r == nil {
-		if rem, ok := w.ledger.charge(int64(len(data)), old); !ok {
-			return 0, quotaError(w.scope, op, name, rem)
+		d := replaceDelta(int64(len(data)), old, file)
+		d.turn = int64(len(data))
+		if qe := w.ledger.check(d); qe != nil {
+			return refuse(qe, int64(len(data)))
 		}
+		if qe := w.ledger.take(delta{turn: int64(len(data))}); qe != nil {
+			return refuse(qe, int64(len(data)))
+		}
+		turn = int64(len(data))
+	} else if qe := w.ledger.check(replaceDelta(0, old, file)); qe != nil {
+		return refuse(qe, 0)
 	}
-	tmp := tempName("tmp")
-	f, err := createTemp(dir, top, tmp, perm)
+	top := w.heldDir()
+	tmp := tempName(writeTempKind)
+	f, err := createTemp(root, top, tmp, perm)
 	if err != nil {
-		if r == nil {
-			w.ledger.refund(int64(len(data)), old)
-		}
+		w.ledger.book(delta{turn: -turn})
 		return 0, osError(op, sc, name, err)
 	}
-	var written int64
+	written := int64(len(data))
 	var werr error
 	if r == nil {
-		var n int
-		n, werr = f.Write(data)
-		written = int64(n)
+		_, werr = f.Write(data)
 	} else {
-		written, werr = w.copyCharged(f, r, old, op, name)
+		written, werr = w.copyCharged(f, r, old, &turn)
 	}
 	if werr == nil && w.m.opts.Durable {
 		werr = f.Sync()
@@ -550,21 +575,57 @@ func (w *Workspace) writeLocked(op, name string, r io.Reader, data []byte) (int6
 		werr = cerr
 	}
 	if werr == nil {
-		werr = renameIn(dir, top, tmp, base)
+		werr = w.commitWrite(root, top, op, name, p, tmp, written)
 	}
 	if werr != nil {
-		dir.Remove(tmp)
-		if r == nil {
-			w.ledger.refund(int64(len(data)), old)
+		root.Remove(tmp)
+		var qe *QuotaExceeded
+		if errors.As(werr, &qe) {
+			return refuse(qe, written)
 		}
-		if artifacts.CodeOf(werr) == artifacts.CodeQuotaExceeded {
-			return 0, werr
-		}
+		w.ledger.book(delta{turn: -turn})
 		return 0, osError(op, sc, name, werr)
 	}
 	w.markDirty()
-	wrote = true
 	return written, nil
+}
+
+// commitWrite renames the temporary file tmp (at the top) holding n
+// bytes to p, holding w.ledger.change: it makes p's missing directories,
+// books the change against what p holds now, and undoes both when the
+// quota refuses it (a *QuotaExceeded) or the rename fails.
+func (w *Workspace) commitWrite(root *os.Root, top *os.File, op, name, p, tmp string, n int64) error {
+	w.ledger.change.Lock()
+	defer w.ledger.change.Unlock()
+	dirName, base := splitPath(p)
+	removeMade := func() {}
+	if dirName != "." {
+		var err error
+		if removeMade, err = w.mkdirParents(root, op, name, dirName); err != nil {
+			return err
+		}
+	}
+	old, file, _, err := w.target(root, op, name, p)
+	if err != nil {
+		removeMade()
+		return err
+	}
+	d := replaceDelta(n, old, file)
+	if qe := w.ledger.take(d); qe != nil {
+		removeMade()
+		return qe
+	}
+	if dirName == "." {
+		err = renameIn(root, top, tmp, base)
+	} else {
+		err = root.Rename(tmp, p)
+	}
+	if err != nil {
+		w.ledger.book(d.neg())
+		removeMade()
+		return err
+	}
+	return nil
 }
 
 // createTemp creates the new file name (one path component) in dir for
@@ -593,45 +654,36 @@ func renameIn(dir *os.Root, top *os.File, oldname, newname string) error {
 	return dir.Rename(oldname, newname)
 }
 
-// copyCharged copies r to f, charging the ledger chunk by chunk; on any
-// error it refunds everything it charged.
-func (w *Workspace) copyCharged(f *os.File, r io.Reader, old int64, op, name string) (int64, error) {
+// copyCharged copies r to f, charging the turn chunk by chunk (adding
+// to *turn) and checking the bytes so far against the total as a
+// replacement of old bytes, so that a write over the quota stops at the
+// chunk that crosses it. The caller refunds *turn on any error; a
+// refusal is a *QuotaExceeded.
+func (w *Workspace) copyCharged(f *os.File, r io.Reader, old int64, turn *int64) (int64, error) {
 	buf := make([]byte, 256<<10)
-	var charged int64
-	first := true
-	fail := func(err error) (int64, error) {
-		if !first {
-			w.ledger.refund(charged, old)
-		}
-		return 0, err
-	}
+	var written int64
 	for {
 		n, rerr := r.Read(buf)
-		if n > 0 || (first && rerr == io.EOF) {
-			o := int64(0)
-			if first {
-				o = old
+		if n > 0 {
+			// The file itself was checked before the first chunk; each
+			// chunk checks the bytes.
+			if qe := w.ledger.check(delta{bytes: written + int64(n) - old}); qe != nil {
+				return 0, qe
 			}
-			if rem, ok := w.ledger.charge(int64(n), o); !ok {
-				if !first {
-					w.ledger.refund(charged, old)
-					w.ledger.mu.Lock()
-					rem = w.ledger.remainingLocked(old)
-					w.ledger.mu.Unlock()
-				}
-				return 0, quotaError(w.scope, op, name, rem)
+			if qe := w.ledger.take(delta{turn: int64(n)}); qe != nil {
+				return 0, qe
 			}
-			first = false
-			charged += int64(n)
+			*turn += int64(n)
+			written += int64(n)
 			if _, err := f.Write(buf[:n]); err != nil {
-				return fail(err)
+				return 0, err
 			}
 		}
 		if rerr == io.EOF {
-			return charged, nil
+			return written, nil
 		}
 		if rerr != nil {
-			return fail(rerr)
+			return 0, rerr
 		}
 	}
 }
@@ -645,6 +697,8 @@ func (w *Workspace) Append(ctx context.Context, name string, data []byte) error 
 	return w.afterChange(ctx)
 }
 
+// appendLocked appends holding w.ledger.change throughout: the bytes are
+// in memory, and what the file holds is booked as it changes.
 func (w *Workspace) appendLocked(name string, data []byte) error {
 	const op = "workspace append"
 	root, done, err := w.use()
@@ -657,10 +711,12 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	w.ledger.change.Lock()
+	defer w.ledger.change.Unlock()
 	dirName, base := splitPath(p)
 	appended := false
 	if dirName != "." {
-		removeMade, err := w.mkdirParents(root, dirName)
+		removeMade, err := w.mkdirParents(root, op, name, dirName)
 		if err != nil {
 			return osError(op, sc, name, err)
 		}
@@ -676,50 +732,43 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 	}
 	defer dir.Close()
 	fi, err := dir.Lstat(base)
-	var f *os.File
-	created := false
+	created := errors.Is(err, fs.ErrNotExist)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-		if err != nil {
-			return osError(op, sc, name, err)
-		}
-		created = true
+	case created:
 	case err != nil:
 		return osError(op, sc, name, err)
 	default:
 		if err := w.tree().checkRegular(op, name, fi); err != nil {
 			return err
 		}
-		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_APPEND|osutil.OpenNoFollow, 0)
-		if err != nil {
-			return osError(op, sc, name, err)
-		}
-		st, err := f.Stat()
-		if err != nil || !st.Mode().IsRegular() || !os.SameFile(st, fi) {
-			f.Close()
-			return scopeError(artifacts.CodeConflict, op, sc, err, "%q was replaced while being opened", name)
-		}
-		if isIndexFile(root, st) {
-			f.Close()
-			return scopeError(artifacts.CodePermission, op, sc, nil, "%q is the workspace index", name)
-		}
 	}
-	defer f.Close()
-	// A refused or failed append to a file it created leaves no file.
-	removeCreated := func() {
+	d := delta{turn: int64(len(data)), bytes: int64(len(data))}
+	if created {
+		d.files = 1
+	}
+	if qe := w.ledger.take(d); qe != nil {
+		return w.refused(op, name, qe)
+	}
+	var f *os.File
+	if created {
+		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	} else {
+		f, err = w.openAppend(root, dir, op, name, base, fi)
+	}
+	if err != nil {
+		w.ledger.book(d.neg())
+		return osError(op, sc, name, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		w.ledger.book(d.neg())
 		if created {
-			f.Close()
+			// A failed append to a file it created leaves no file.
 			dir.Remove(base)
 		}
-	}
-	if rem, ok := w.ledger.charge(int64(len(data)), 0); !ok {
-		removeCreated()
-		return quotaError(w.scope, op, name, rem)
-	}
-	if _, err := f.Write(data); err != nil {
-		w.ledger.refund(int64(len(data)), 0)
-		removeCreated()
 		return osError(op, sc, name, err)
 	}
 	w.markDirty()
@@ -727,14 +776,36 @@ func (w *Workspace) appendLocked(name string, data []byte) error {
 	return nil
 }
 
-// Mkdir creates the directory name and any missing parents (0700).
+// openAppend opens the existing regular file base of dir, which Lstat
+// described as fi, for appending: the file opened must be that one, and
+// not the index.
+func (w *Workspace) openAppend(root, dir *os.Root, op, name, base string, fi fs.FileInfo) (*os.File, error) {
+	f, err := dir.OpenFile(base, os.O_WRONLY|os.O_APPEND|osutil.OpenNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || !os.SameFile(st, fi) {
+		f.Close()
+		return nil, scopeError(artifacts.CodeConflict, op, &w.scope, err, "%q was replaced while being opened", name)
+	}
+	if isIndexFile(root, st) {
+		f.Close()
+		return nil, scopeError(artifacts.CodePermission, op, &w.scope, nil, "%q is the workspace index", name)
+	}
+	return f, nil
+}
+
+// Mkdir creates the directory name and any missing parents (0700), each
+// charged DirBytes and counted as an entry.
 func (w *Workspace) Mkdir(ctx context.Context, name string) error {
 	const op = "workspace mkdir"
 	err := w.mutate(op, name, func(root *os.Root, p string) error {
 		if err := w.storable(op, name, p); err != nil {
 			return err
 		}
-		return root.MkdirAll(p, 0o700)
+		_, err := w.mkdirParents(root, op, name, p)
+		return err
 	})
 	if err != nil {
 		return err
@@ -753,15 +824,26 @@ func (w *Workspace) Remove(ctx context.Context, name string) error {
 		if err := root.Remove(p); err != nil {
 			return err
 		}
-		if fi.Mode().IsRegular() {
-			w.ledger.freed(fi.Size())
-		}
+		w.ledger.book(freedDelta(fi))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	return w.afterChange(ctx)
+}
+
+// freedDelta is the delta of an entry described by fi leaving the
+// workspace: a regular file's bytes and count, or a directory's
+// DirBytes and count (the turn keeps what it was charged).
+func freedDelta(fi fs.FileInfo) delta {
+	switch {
+	case fi.Mode().IsRegular():
+		return delta{bytes: -fi.Size(), files: -1}
+	case fi.IsDir():
+		return delta{bytes: -DirBytes, dirs: -1}
+	}
+	return delta{}
 }
 
 // RemoveAll removes name and everything below it, never following
@@ -771,9 +853,8 @@ func (w *Workspace) RemoveAll(ctx context.Context, name string) error {
 		if err := root.RemoveAll(p); err != nil {
 			return err
 		}
-		u, _, err := measure(root)
-		if err == nil {
-			w.ledger.setUsage(u)
+		if c, err := measure(root); err == nil {
+			w.ledger.setTree(c, false)
 		}
 		return nil
 	})
@@ -783,8 +864,9 @@ func (w *Workspace) RemoveAll(ctx context.Context, name string) error {
 	return w.afterChange(ctx)
 }
 
-// Rename renames (moves) oldName to newName, replacing a file at newName.
-// Neither may be a reserved name; a symbolic link is renamed itself.
+// Rename renames (moves) oldName to newName, replacing a file (or an
+// empty directory, when oldName is a directory) at newName. Neither may
+// be a reserved name; a symbolic link is renamed itself.
 func (w *Workspace) Rename(ctx context.Context, oldName, newName string) error {
 	const op = "workspace rename"
 	err := func() error {
@@ -802,20 +884,22 @@ func (w *Workspace) Rename(ctx context.Context, oldName, newName string) error {
 		if err != nil {
 			return err
 		}
+		w.ledger.change.Lock()
+		defer w.ledger.change.Unlock()
 		ofi, err := root.Lstat(oldP)
 		if err != nil {
 			return osError(op, sc, oldName, err)
 		}
-		// Only a file that is not the one renamed is freed: renaming a
+		// Only an entry that is not the one renamed is freed: renaming a
 		// file onto itself (or onto another link to it) changes nothing.
-		var replaced int64
-		if fi, err := root.Lstat(np); err == nil && fi.Mode().IsRegular() && !os.SameFile(fi, ofi) {
-			replaced = fi.Size()
+		var freed delta
+		if fi, err := root.Lstat(np); err == nil && !os.SameFile(fi, ofi) {
+			freed = freedDelta(fi)
 		}
 		if err := root.Rename(oldP, np); err != nil {
 			return osError(op, sc, oldName, err)
 		}
-		w.ledger.freed(replaced)
+		w.ledger.book(freed)
 		w.markDirty()
 		return nil
 	}()
@@ -825,7 +909,8 @@ func (w *Workspace) Rename(ctx context.Context, oldName, newName string) error {
 	return w.afterChange(ctx)
 }
 
-// mutate runs fn on the cleaned path under the workspace's read lock.
+// mutate runs fn on the cleaned path under the workspace's read lock,
+// holding w.ledger.change.
 func (w *Workspace) mutate(op, name string, fn func(root *os.Root, p string) error) error {
 	root, done, err := w.use()
 	if err != nil {
@@ -836,24 +921,39 @@ func (w *Workspace) mutate(op, name string, fn func(root *os.Root, p string) err
 	if err != nil {
 		return err
 	}
-	if err := fn(root, p); err != nil {
+	w.ledger.change.Lock()
+	err = fn(root, p)
+	w.ledger.change.Unlock()
+	if err != nil {
 		return osError(op, &w.scope, name, err)
 	}
 	w.markDirty()
 	return nil
 }
 
-// measure counts the regular files of the tree under root and their bytes,
-// without following symbolic links; the reserved names are not counted.
-func measure(root *os.Root) (bytes int64, files int, err error) {
-	err = walkTree(root, func(_ string, fi fs.FileInfo, _ *os.Root) error {
-		if fi.Mode().IsRegular() {
-			bytes += fi.Size()
-			files++
+// treeCount is what a workspace holds, as the ledger counts it.
+type treeCount struct {
+	bytes int64 // of the regular files
+	files int   // regular files
+	dirs  int   // directories below the top
+}
+
+// measure counts the regular files of the tree under root, their bytes
+// and the directories, at any depth, without following symbolic links;
+// the reserved names at the top are not counted.
+func measure(root *os.Root) (treeCount, error) {
+	var c treeCount
+	err := walkTree(root, func(_ string, fi fs.FileInfo, _ *os.Root) error {
+		switch {
+		case fi.Mode().IsRegular():
+			c.bytes += fi.Size()
+			c.files++
+		case fi.IsDir():
+			c.dirs++
 		}
 		return nil
 	})
-	return bytes, files, err
+	return c, err
 }
 
 // touchEvery is how often confined calls refresh the index's last access.

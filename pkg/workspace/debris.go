@@ -132,7 +132,8 @@ func (m *Manager) CleanDebris(ctx context.Context, grace time.Duration, dry bool
 			db.Bytes, db.Files = fi.Size(), 1
 		case fi.IsDir():
 			if r, err := m.root.OpenRoot(n); err == nil {
-				db.Bytes, db.Files, _ = measure(r)
+				c, _ := measure(r)
+				db.Bytes, db.Files = c.bytes, c.files
 				r.Close()
 			}
 		}

@@ -26,11 +26,18 @@
 // reachable through [Reference], which has read methods only and refuses
 // to read a file with more than one hard link.
 //
-// Every write is charged to a per-session quota ledger before anything is
-// written: a per-turn allowance (reset by [Workspace.BeginTurn]) and a cap
-// on the bytes the workspace holds. A refused write fails with an
-// *[artifacts.Error] of code [artifacts.CodeQuotaExceeded] whose Remaining
-// is the allowance left, and leaves nothing behind.
+// Every change is charged to a per-session quota ledger ([Quota]) before
+// it is made: a per-turn allowance (reset by [Workspace.BeginTurn]), and
+// caps on the bytes, the regular files and the entries (files and
+// directories) the workspace holds at any depth; a directory costs
+// [DirBytes]. The ledger is measured by a walk of the whole tree when the
+// workspace is set up and at BeginTurn, and changes with the tree
+// atomically: every change holds the workspace's change lock from looking
+// at what it replaces to booking what it did. A refused change fails with
+// an *[artifacts.Error] of code [artifacts.CodeQuotaExceeded] whose
+// Remaining is the byte allowance left and whose cause is a
+// *[QuotaExceeded] naming the limit that bound, and leaves nothing
+// behind.
 //
 // [Workspace.Snapshot] zips the tree (without the index) with package
 // zipsafe, streaming it through a pipe into Store.Put as the artifact

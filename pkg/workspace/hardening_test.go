@@ -155,7 +155,8 @@ func TestOnlyTheIndexIsReserved(t *testing.T) {
 			t.Fatalf("Write(%q): %v", n, err)
 		}
 	}
-	// Planted behind the API: an index-like name below the top is kept.
+	// Planted behind the API: an index-like name below the top is kept,
+	// and listed like any other entry.
 	mustWriteFile(t, filepath.Join(w.Path(), "proj", IndexName), "not the index", 0o600)
 	fis, err := w.List("proj")
 	if err != nil {
@@ -165,7 +166,7 @@ func TestOnlyTheIndexIsReserved(t *testing.T) {
 	for _, fi := range fis {
 		listed = append(listed, fi.Name())
 	}
-	if want := []string{".agentstore-notes", ".agentstore-tmp-0123456789abcdef"}; !slices.Equal(listed, want) {
+	if want := []string{".agentstore-index", ".agentstore-notes", ".agentstore-tmp-0123456789abcdef"}; !slices.Equal(listed, want) {
 		t.Fatalf("List(proj) = %q, want %q", listed, want)
 	}
 	res, err := w.Snapshot(ctx, SnapshotOptions{})

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
@@ -25,22 +24,44 @@ const IndexName = ReservedPrefix + "index"
 // ReservedPrefix begins the names the manager and the sweep give their own
 // files: the index record, temporary files, and the scratch root's lock,
 // tombstones and hydration files. Inside a workspace only the index and
-// its temporary files are reserved (IsReserved); any other name, also one
-// beginning with ReservedPrefix, belongs to the agent.
+// the temporary files of the index and of writes, at the top, are the
+// manager's (IsReserved); any other name, also one beginning with
+// ReservedPrefix, belongs to the agent and is listed like any other.
 const ReservedPrefix = ".agentstore-"
 
-// IsReserved reports whether rel, a cleaned slash-separated path relative
-// to a workspace directory, is reserved for the manager: IndexName at the
-// top, or a temporary file of the index (IndexName + "-" + 16 lowercase
-// hex digits) at the top. The confined API refuses these names, listings
-// hide them and snapshots leave them out; nothing else is reserved, so a
-// snapshot holds every other entry of the tree or says that it left it out.
-func IsReserved(rel string) bool {
-	if rel == IndexName {
+// writeTempKind names the temporary files of confined writes (tempName).
+const writeTempKind = "tmp"
+
+// IsReserved reports whether name, one path component, is a name the
+// manager keeps at the top of a workspace directory: IndexName, a
+// temporary file of the index (IndexName + "-" + 16 lowercase hex
+// digits) or of a write (ReservedPrefix + "tmp-" + 16 lowercase hex
+// digits; writes are staged at the top and renamed into place). At the
+// top, and only there, listings hide these names, snapshots and quota
+// counts leave them out, and the confined API refuses them. The index's
+// names are refused as a component at every depth too (a symbolic link
+// to the top, "self/.agentstore-index" with self -> ., would otherwise
+// reach the index), but one found below the top, restored from an
+// archive or put there behind the API, is an ordinary entry, listed and
+// snapshotted. Nothing else is reserved: every other name, also one
+// beginning with ReservedPrefix, is the agent's at every depth.
+func IsReserved(name string) bool { return reservedName(name, true) }
+
+// isIndexName reports whether name is IndexName or a temporary file of
+// the index, the names refused at every depth.
+func isIndexName(name string) bool { return reservedName(name, false) }
+
+func reservedName[S string | []byte](name S, temps bool) bool {
+	if string(name) == IndexName {
 		return true
 	}
-	rest, ok := strings.CutPrefix(rel, IndexName+"-")
-	if !ok || len(rest) != 16 {
+	var rest S
+	switch p1, p2 := IndexName+"-", ReservedPrefix+writeTempKind+"-"; {
+	case len(name) == len(p1)+16 && string(name[:len(p1)]) == p1:
+		rest = name[len(p1):]
+	case temps && len(name) == len(p2)+16 && string(name[:len(p2)]) == p2:
+		rest = name[len(p2):]
+	default:
 		return false
 	}
 	for i := 0; i < len(rest); i++ {

@@ -518,11 +518,11 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 	if err := writeIndex(w.root, ix); err != nil {
 		return fail(osError(op, &w.scope, IndexName, err))
 	}
-	usage, _, err := measure(w.root)
+	c, err := measure(w.root)
 	if err != nil {
 		return fail(osError(op, &w.scope, w.dir, err))
 	}
-	w.ledger.setUsage(usage)
+	w.ledger.setTree(c, false)
 	w.stmu.Lock()
 	w.index, w.lastTouch = ix, now
 	w.stmu.Unlock()
@@ -548,8 +548,9 @@ func (w *Workspace) Index() Index {
 }
 
 // BeginTurn starts a turn: it resets the per-turn allowance, measures the
-// bytes the workspace holds (files may have changed behind the confined
-// API) and records the access in the index.
+// bytes, files and directories the workspace holds at any depth (files
+// may have changed behind the confined API) and records the access in
+// the index.
 func (w *Workspace) BeginTurn(ctx context.Context) error {
 	const op = "workspace begin turn"
 	if err := ctx.Err(); err != nil {
@@ -560,11 +561,17 @@ func (w *Workspace) BeginTurn(ctx context.Context) error {
 	if w.root == nil {
 		return scopeError(artifacts.CodeInvalidArgument, op, &w.scope, nil, "workspace is closed")
 	}
-	usage, _, err := measure(w.root)
+	// Measured holding the ledger's change lock: a change booked between
+	// the walk and setTree would be lost or counted twice.
+	w.ledger.change.Lock()
+	c, err := measure(w.root)
+	if err == nil {
+		w.ledger.setTree(c, true)
+	}
+	w.ledger.change.Unlock()
 	if err != nil {
 		return osError(op, &w.scope, ".", err)
 	}
-	w.ledger.beginTurn(usage)
 	return w.touch(w.root)
 }
 

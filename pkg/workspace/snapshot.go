@@ -407,7 +407,7 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	if err := writeIndex(root, ix); err != nil {
 		return HydrateResult{}, osError(op, &w.scope, IndexName, err)
 	}
-	w.ledger.setUsage(sc.Bytes)
+	w.ledger.setTree(treeCount{bytes: sc.Bytes, files: sc.Files, dirs: sc.Dirs}, false)
 	w.stmu.Lock()
 	w.index, w.lastTouch, w.dirty = ix, now, false
 	w.stmu.Unlock()

@@ -139,8 +139,8 @@ func TestHydrateRecordsTreeState(t *testing.T) {
 			if ix.TreeState != walked.State {
 				t.Fatalf("index tree state %s, a walk says %s", ix.TreeState, walked.State)
 			}
-			if got := w.ledger.status().Usage; got != walked.Bytes {
-				t.Fatalf("usage %d, a walk counts %d bytes", got, walked.Bytes)
+			if q := w.ledger.status(); q.Usage != walked.Bytes+int64(walked.Dirs)*DirBytes || q.Files != walked.Files || q.Dirs != walked.Dirs {
+				t.Fatalf("ledger %+v, a walk counts %d bytes, %d files, %d directories", q, walked.Bytes, walked.Files, walked.Dirs)
 			}
 			if walked.Files != 9 || walked.Dirs != 10 {
 				t.Fatalf("walk found %d files, %d directories; the archive has 9 and 10 outside the reserved names", walked.Files, walked.Dirs)

@@ -246,8 +246,9 @@ func TestWorkedExample(t *testing.T) {
 	}
 	rd.Close()
 
-	// Turn three: 900 KB files under a 10 MB per-turn allowance; the
-	// twelfth write is refused with the allowance left, writing nothing.
+	// Turn three: 900 KB files under a 10 MB per-turn allowance (the
+	// directory chunks costs DirBytes of it); the twelfth write is
+	// refused with the allowance left, writing nothing.
 	if err := wb.BeginTurn(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -263,8 +264,8 @@ func TestWorkedExample(t *testing.T) {
 		}
 		wantCode(t, err, artifacts.CodeQuotaExceeded)
 		var ae *artifacts.Error
-		if !errors.As(err, &ae) || ae.Remaining != 10_000_000-11*900_000 {
-			t.Fatalf("write 12: remaining %d, want %d (%v)", ae.Remaining, 10_000_000-11*900_000, err)
+		if !errors.As(err, &ae) || ae.Remaining != 10_000_000-11*900_000-DirBytes {
+			t.Fatalf("write 12: remaining %d, want %d (%v)", ae.Remaining, 10_000_000-11*900_000-DirBytes, err)
 		}
 		if _, serr := wb.Stat(name); artifacts.CodeOf(serr) != artifacts.CodeNotFound {
 			t.Fatalf("the refused write left %s: %v", name, serr)
@@ -282,7 +283,7 @@ func TestWorkedExample(t *testing.T) {
 			t.Fatalf("chunks holds %d entries after WriteFrom, want 11", len(ents))
 		}
 	}
-	if q := wb.Quota(); q.TurnUsed != 11*900_000 || q.Remaining != 100_000 {
+	if q := wb.Quota(); q.TurnUsed != 11*900_000+DirBytes || q.Remaining != 100_000-DirBytes {
 		t.Fatalf("quota %+v", q)
 	}
 	// A new turn resets the allowance.
@@ -296,8 +297,12 @@ func TestWorkedExample(t *testing.T) {
 
 func TestTotalQuota(t *testing.T) {
 	ctx := context.Background()
-	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{TotalBytes: 1000}})
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{TotalBytes: 1000 + DirBytes}})
 	w := mustOpen(t, m, sessionScope("total"))
+	// A directory costs DirBytes: the files below share 1000 bytes.
+	if err := w.Mkdir(ctx, "keep"); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Write(ctx, "a", make([]byte, 600)); err != nil {
 		t.Fatal(err)
 	}
@@ -324,9 +329,6 @@ func TestTotalQuota(t *testing.T) {
 	}
 	// Nor does a refused write, streamed write or append leave the
 	// directories it made for the file; one that was there stays.
-	if err := w.Mkdir(ctx, "keep"); err != nil {
-		t.Fatal(err)
-	}
 	before := readTree(t, w.Path())
 	wantCode(t, w.Write(ctx, "d1/d2/f", make([]byte, 301)), artifacts.CodeQuotaExceeded)
 	_, err = w.WriteFrom(ctx, "r1/r2/f", bytes.NewReader(make([]byte, 301)))
@@ -375,12 +377,13 @@ func TestWriteParentsFail(t *testing.T) {
 	}
 }
 
-// TestRefusedWriteDirsBusy: while another call is in the workspace, a
-// refused write leaves the directories it made (the other call may be
-// about to write in one of them); alone, it removes them.
+// TestRefusedWriteDirsBusy: a write refused because a directory it
+// makes is over the entry limit removes the directories it made, also
+// while another call is in the workspace (every change holds the
+// ledger's change lock, so nothing else can have entered them).
 func TestRefusedWriteDirsBusy(t *testing.T) {
 	ctx := context.Background()
-	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{TotalBytes: 100}})
+	m := newManager(t, artifacts.NewStore(newStore(t, fsstore.Options{})), Options{Quota: Quota{MaxEntries: 2}})
 	w := mustOpen(t, m, sessionScope("busy"))
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -391,17 +394,21 @@ func TestRefusedWriteDirsBusy(t *testing.T) {
 	if _, err := pw.Write([]byte("first")); err != nil { // the streamed write is in the workspace now
 		t.Fatal(err)
 	}
-	wantCode(t, w.Write(ctx, "d1/d2/f", make([]byte, 101)), artifacts.CodeQuotaExceeded)
-	if fi, err := os.Stat(filepath.Join(w.Path(), "d1", "d2")); err != nil || !fi.IsDir() {
-		t.Errorf("while another call ran, the refused write's directories: %v", err)
+	err := w.Write(ctx, "d1/d2/d3/f", []byte("x"))
+	wantCode(t, err, artifacts.CodeQuotaExceeded)
+	var qe *QuotaExceeded
+	if !errors.As(err, &qe) || qe.Limit != LimitEntries {
+		t.Fatalf("refusal %v, want limit entries", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.Path(), "d1")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("while another call ran, the refused write's directory: %v", err)
 	}
 	pw.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, w.Write(ctx, "e1/f", make([]byte, 101)), artifacts.CodeQuotaExceeded)
-	if _, err := os.Stat(filepath.Join(w.Path(), "e1")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("alone, the refused write's directory: %v", err)
+	if q := w.Quota(); q.Files != 1 || q.Dirs != 0 || q.Usage != 5 {
+		t.Fatalf("ledger %+v, want the streamed file only", q)
 	}
 }
 

@@ -18,9 +18,12 @@
 // [Workspace]: Open, ReadLines, Stat, List, Write, WriteFrom, Append,
 // Remove, Rename and Mkdir. Every call works through an [os.Root] opened on
 // the session's directory, so neither ".." nor a symbolic link planted in
-// the tree leads outside; the index's names ([IsReserved]) are refused at
-// every depth and hidden from listings, a final symbolic link is never
-// followed, and a file that is (a hard link to) the index is refused. A
+// the tree leads outside; the manager's names at the top ([IsReserved]:
+// the index and temporary files) are refused and hidden there, and the
+// index's names refused at every depth, while every other name, also one
+// beginning with [ReservedPrefix], is the agent's and listed; a final
+// symbolic link is never followed, and a file that is (a hard link to)
+// the index is refused. A
 // path a snapshot could not hold (zipsafe.CheckName) is refused with
 // CodeInvalidName by every call that creates one. Reference files are
 // reachable through [Reference], which has read methods only and refuses

@@ -51,6 +51,9 @@ func IsReserved(name string) bool { return reservedName(name, true) }
 // the index, the names refused at every depth.
 func isIndexName(name string) bool { return reservedName(name, false) }
 
+// isReservedBytes is IsReserved for a name held in a byte slice.
+func isReservedBytes(name []byte) bool { return reservedName(name, true) }
+
 func reservedName[S string | []byte](name S, temps bool) bool {
 	if string(name) == IndexName {
 		return true

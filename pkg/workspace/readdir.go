@@ -1,19 +1,17 @@
 package workspace
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
 
 // readDir returns the entries of directory name with the types the
-// directory reports (no Lstat per entry), sorted by name; reserved names
-// are hidden. top, when not nil, is an open descriptor of the root's
+// directory reports (no Lstat per entry), sorted by name; the reserved
+// names at the top are hidden, and nothing else. top, when not nil, is an open descriptor of the root's
 // directory: a directory named by one component is opened relative to it
 // (see openDirAt), otherwise through the root, and must be the one
 // examined.
@@ -39,8 +37,8 @@ func (t tree) readDir(root *os.Root, top *os.File, name string) ([]fs.DirEntry, 
 	if err != nil {
 		return nil, osError(op, t.scope, name, err)
 	}
-	if t.reserved {
-		typed = slices.DeleteFunc(typed, func(e typedEntry) bool { return strings.HasPrefix(e.name, ReservedPrefix) })
+	if t.reserved && p == "." {
+		typed = slices.DeleteFunc(typed, func(e typedEntry) bool { return IsReserved(e.name) })
 	}
 	ents := make([]fs.DirEntry, len(typed))
 	for i := range typed {
@@ -59,9 +57,9 @@ func (t tree) eachEntry(root *os.Root, top *os.File, name string, fn func(name [
 		return err
 	}
 	emit := fn
-	if t.reserved {
+	if t.reserved && p == "." {
 		emit = func(n []byte, typ fs.FileMode) {
-			if !bytes.HasPrefix(n, []byte(ReservedPrefix)) {
+			if !isReservedBytes(n) {
 				fn(n, typ)
 			}
 		}

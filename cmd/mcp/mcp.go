@@ -30,7 +30,7 @@ import (
 // configFlags are the flags of "mcp" that are also config keys ("mcp.NAME"
 // in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
-	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "audit-log",
+	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "audit-log",
 	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches",
 	"max-sessions", "session-idle", "durable-writes"}
 
@@ -73,6 +73,7 @@ type Options struct {
 	TurnBytes     string
 	MaxBytes      string
 	MaxFiles      int
+	MaxEntries    int
 	AuditLog      string
 	Limits        limitFlags
 }
@@ -126,9 +127,12 @@ its MCP sessions are closed; its client initializes again, and its files
 stay in the workspace.
 
 Every write is charged to the session's quota before a byte is written:
---ws-turn-bytes per turn, --ws-max-bytes and --ws-max-files in total. Over
-it the tool result is an error with code QUOTA_EXCEEDED and
-remaining_bytes, and nothing was written. A missing workspace is hydrated
+--ws-turn-bytes per turn, --ws-max-bytes, --ws-max-files and
+--ws-max-entries in total, counted at any depth; a directory counts as an
+entry and is charged 4096 bytes. Over a limit the tool result is an error
+with code QUOTA_EXCEEDED, the limit that bound (limit: turn_bytes, bytes,
+files or entries) and what is left under each limit set (remaining_bytes,
+remaining_files, remaining_entries), and nothing was written. A missing workspace is hydrated
 from its latest snapshot on first touch; --snapshot on-write (default)
 answers a write only once the workspace's snapshot is stored,
 end-of-turn snapshots when the runtime calls the end_turn tool (list it
@@ -186,7 +190,8 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.StringVar(&opts.Memory, "memory", "on", "serve /memory from the user scope of --store: on or off")
 	fl.StringVar(&opts.TurnBytes, "ws-turn-bytes", "", "bytes a session may write per turn, e.g. 10000000 or 64MiB (default no limit)")
 	fl.StringVar(&opts.MaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB (default no limit)")
-	fl.IntVar(&opts.MaxFiles, "ws-max-files", 0, "files a workspace may hold (default no limit)")
+	fl.IntVar(&opts.MaxFiles, "ws-max-files", 0, "files a workspace may hold, at any depth (default no limit)")
+	fl.IntVar(&opts.MaxEntries, "ws-max-entries", 0, "files and directories a workspace may hold together (default no limit)")
 	fl.BoolVar(&opts.DurableWrites, "durable-writes", false, "fsync every workspace write before answering (default: atomic rename only; the snapshot is the durable copy)")
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE`")
 	fl.StringVar(&opts.Limits.MaxReadBytes, "max-read-bytes", "", fmt.Sprintf("bytes one read returns; larger files are windowed (default %d)", d.MaxReadBytes))
@@ -235,7 +240,7 @@ func (o *Options) check() error {
 	for _, n := range []struct {
 		flag string
 		v    int
-	}{{"--ws-max-files", o.MaxFiles}, {"--max-entries", o.Limits.MaxEntries}, {"--max-depth", o.Limits.MaxDepth}, {"--max-matches", o.Limits.MaxMatches}} {
+	}{{"--ws-max-files", o.MaxFiles}, {"--ws-max-entries", o.MaxEntries}, {"--max-entries", o.Limits.MaxEntries}, {"--max-depth", o.Limits.MaxDepth}, {"--max-matches", o.Limits.MaxMatches}} {
 		if n.v < 0 {
 			return cmdutil.Usagef("%s %d is negative", n.flag, n.v)
 		}
@@ -304,7 +309,8 @@ func run(ctx context.Context, opts *Options) error {
 	}[opts.Snapshot]
 	m, err := workspace.New(workspace.Options{
 		Scratch: cfg.Scratch, Reference: opts.Reference, Store: st,
-		Quota: workspace.Quota{TurnBytes: turn, TotalBytes: total}, Policy: policy, Now: opts.Now,
+		Quota:  workspace.Quota{TurnBytes: turn, TotalBytes: total, MaxFiles: opts.MaxFiles, MaxEntries: opts.MaxEntries},
+		Policy: policy, Now: opts.Now,
 		Durable: opts.DurableWrites,
 	})
 	if err != nil {
@@ -327,7 +333,7 @@ func run(ctx context.Context, opts *Options) error {
 	lim.MaxRequestBytes, _ = cmdutil.ParseSize(opts.Limits.MaxRequestBytes)
 	lim.MaxEntries, lim.MaxDepth, lim.MaxMatches = opts.Limits.MaxEntries, opts.Limits.MaxDepth, opts.Limits.MaxMatches
 	so := mcpfs.Options{
-		Manager: m, Profile: mcpfs.Profile(opts.Profile), Tools: opts.Tools, MaxFiles: opts.MaxFiles,
+		Manager: m, Profile: mcpfs.Profile(opts.Profile), Tools: opts.Tools,
 		Limits: lim, Logger: logger, Audit: audit, Name: "agentstore", Version: opts.Version, Now: opts.Now,
 	}
 	if opts.Memory == "on" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 	"syscall"
 
@@ -36,73 +35,6 @@ func (ss *session) wasOpened() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.opened
-}
-
-func (ss *session) addFiles(n int) {
-	ss.mu.Lock()
-	if ss.known {
-		ss.files += n
-	}
-	ss.mu.Unlock()
-}
-
-// reserveFile books one more file against Options.MaxFiles before a new
-// file is written; the count is taken from the tree on first use and at
-// every end_turn.
-func (c *call) reserveFile(ws *workspace.Workspace, rel string) error {
-	limit := c.s.opts.MaxFiles
-	if limit <= 0 {
-		return nil
-	}
-	ss := c.ss
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if !ss.known {
-		n, err := countFiles(ws, ".", c.s.limits.MaxDepth+1)
-		if err != nil {
-			return err
-		}
-		ss.files, ss.known = n, true
-	}
-	if ss.files+1 > limit {
-		e := artifacts.Errorf(artifacts.CodeQuotaExceeded, "mcp", nil, "creating %q would exceed the workspace's limit of %d files", rel, limit)
-		e.Remaining = 0
-		return e
-	}
-	ss.files++
-	return nil
-}
-
-// recount forgets the file count so that the next new file counts anew.
-func (ss *session) recount() {
-	ss.mu.Lock()
-	ss.known = false
-	ss.mu.Unlock()
-}
-
-// countFiles counts the regular files below dir.
-func countFiles(ws *workspace.Workspace, dir string, depth int) (int, error) {
-	if depth <= 0 {
-		return 0, nil
-	}
-	ents, err := ws.List(dir)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, e := range ents {
-		switch {
-		case e.Mode().IsRegular():
-			n++
-		case e.IsDir():
-			k, err := countFiles(ws, path.Join(dir, e.Name()), depth-1)
-			if err != nil {
-				return 0, err
-			}
-			n += k
-		}
-	}
-	return n, nil
 }
 
 // chargeMemory books a /memory write against the session's per-turn
@@ -234,30 +166,54 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 		sc["path"] = c.info.path
 	}
 	if code == "QUOTA_EXCEEDED" {
-		var ae *artifacts.Error
-		rem := int64(0)
-		if errors.As(err, &ae) {
-			rem = ae.Remaining
-		}
-		var q workspace.Quota
-		if c.ws != nil {
-			q = c.ws.Quota().Quota
-		}
-		sc["remaining_bytes"] = rem
-		sc["turn_limit_bytes"] = q.TurnBytes
-		sc["total_limit_bytes"] = q.TotalBytes
-		sc["max_files"] = c.s.opts.MaxFiles
-		text = fmt.Sprintf("%s (remaining_bytes: %d; per-turn limit: %s; total limit: %s)", text, rem, limitText(q.TurnBytes), limitText(q.TotalBytes))
+		text = c.quotaDetail(err, text, sc)
 		sc["content"] = text
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}
 }
 
-func limitText(n int64) string {
+// quotaDetail adds to the structured content sc of a QUOTA_EXCEEDED
+// result the limit that bound, what is left under each limit that is set
+// (a limit that is not set has no remaining_ field, never a 0) and the
+// limits, and returns text with the same said in words.
+func (c *call) quotaDetail(err error, text string, sc map[string]any) string {
+	var q workspace.Quota
+	if c.ws != nil {
+		q = c.ws.Quota().Quota
+	}
+	var words []string
+	remaining := func(key string, n int64) {
+		if n >= 0 {
+			sc[key] = n
+			words = append(words, fmt.Sprintf("%s: %d", key, n))
+		}
+	}
+	var qe *workspace.QuotaExceeded
+	var ae *artifacts.Error
+	switch {
+	case errors.As(err, &qe):
+		sc["limit"] = string(qe.Limit)
+		words = append(words, "limit: "+string(qe.Limit))
+		remaining("remaining_bytes", qe.RemainingBytes)
+		remaining("remaining_files", int64(qe.RemainingFiles))
+		remaining("remaining_entries", int64(qe.RemainingEntries))
+	case errors.As(err, &ae):
+		remaining("remaining_bytes", ae.Remaining)
+	}
+	sc["turn_limit_bytes"] = q.TurnBytes
+	sc["total_limit_bytes"] = q.TotalBytes
+	sc["max_files"] = q.MaxFiles
+	sc["max_entries"] = q.MaxEntries
+	words = append(words, "per-turn limit: "+limitText(int64(q.TurnBytes), "bytes"), "total limit: "+limitText(q.TotalBytes, "bytes"),
+		"file limit: "+limitText(int64(q.MaxFiles), "files"), "entry limit: "+limitText(int64(q.MaxEntries), "entries"))
+	return text + " (" + strings.Join(words, "; ") + ")"
+}
+
+func limitText(n int64, unit string) string {
 	if n <= 0 {
 		return "none"
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("%d %s", n, unit)
 }
 
 // textResult is a successful result with one text block, shaped as the

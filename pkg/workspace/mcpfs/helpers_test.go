@@ -80,6 +80,25 @@ func newEnv(t testing.TB, configure func(*envOpts)) *env {
 	return e
 }
 
+// newServer returns an env for e's session served by a new manager with
+// options o over e's store, and a new server: another process or pod.
+func (e *env) newServer(o workspace.Options) *env {
+	e.t.Helper()
+	o.Store = e.store
+	m, err := workspace.New(o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { m.Close() })
+	srv, err := New(Options{Manager: m, Memory: e.store})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e2 := &env{t: e.t, srv: srv, m: m, store: e.store, scope: e.scope}
+	e2.cs = e2.connect(e.scope, nil)
+	return e2
+}
+
 // connect connects a new in-process client to the session's server.
 func (e *env) connect(scope artifacts.Scope, copts *mcp.ClientOptions) *mcp.ClientSession {
 	e.t.Helper()

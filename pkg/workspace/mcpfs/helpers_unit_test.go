@@ -166,7 +166,7 @@ func TestLineLimiter(t *testing.T) {
 func TestQuotaAndFiles(t *testing.T) {
 	e := newEnv(t, func(o *envOpts) {
 		o.ws.Quota = workspace.Quota{TurnBytes: 100, TotalBytes: 150}
-		o.server.MaxFiles = 2
+		o.ws.Quota.MaxFiles = 2
 	})
 	e.mustOK("write_file", map[string]any{"path": "a", "content": strings.Repeat("a", 60)})
 	res := e.call("write_file", map[string]any{"path": "b", "content": strings.Repeat("b", 60)})
@@ -212,18 +212,8 @@ func TestSnapshotOnWrite(t *testing.T) {
 	if err != nil || rec.Version != 1 {
 		t.Fatalf("snapshot %+v, %v", rec, err)
 	}
-	m2, err := workspace.New(workspace.Options{Scratch: t.TempDir(), Store: e.store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m2.Close()
-	srv2, err := New(Options{Manager: m2, Memory: e.store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2 := &env{t: t, srv: srv2, m: m2, scope: e.scope}
-	cs := e2.connect(e.scope, nil)
-	if got := text(callOn(t, cs, "read_text_file", map[string]any{"path": "by_region.csv"})); got != "region,total\nnorth,3\n" {
+	e2 := e.newServer(workspace.Options{Scratch: t.TempDir()})
+	if got := text(e2.call("read_text_file", map[string]any{"path": "by_region.csv"})); got != "region,total\nnorth,3\n" {
 		t.Errorf("hydrated file %q", got)
 	}
 }

@@ -211,30 +211,7 @@ func (w *wsFS) write(ctx context.Context, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return w.counted(ws, rel, func() error { return ws.Write(ctx, rel, data) })
-}
-
-// counted runs write, which writes rel, keeping the session's file count
-// (see reserveFile): a file it would create is counted first, and
-// uncounted when write fails without creating it. Without a file limit
-// there is nothing to count, and rel is not even looked at.
-func (w *wsFS) counted(ws *workspace.Workspace, rel string, write func() error) error {
-	if w.c.s.opts.MaxFiles <= 0 {
-		return write()
-	}
-	existed := exists(ws.Stat(rel))
-	if !existed {
-		if err := w.c.reserveFile(ws, rel); err != nil {
-			return err
-		}
-	}
-	if err := write(); err != nil {
-		if !existed && !exists(ws.Stat(rel)) {
-			w.c.ss.addFiles(-1)
-		}
-		return err
-	}
-	return nil
+	return ws.Write(ctx, rel, data)
 }
 
 func (w *wsFS) appendTo(ctx context.Context, rel string, data []byte) error {
@@ -245,7 +222,7 @@ func (w *wsFS) appendTo(ctx context.Context, rel string, data []byte) error {
 	if err := w.checkLinks(ctx, rel); err != nil {
 		return err
 	}
-	return w.counted(ws, rel, func() error { return ws.Append(ctx, rel, data) })
+	return ws.Append(ctx, rel, data)
 }
 
 func (w *wsFS) mkdir(ctx context.Context, rel string) error {
@@ -261,17 +238,7 @@ func (w *wsFS) remove(ctx context.Context, rel string) error {
 	if err != nil {
 		return err
 	}
-	fi, err := ws.Stat(rel)
-	if err != nil {
-		return err
-	}
-	if err := ws.Remove(ctx, rel); err != nil {
-		return err
-	}
-	if fi.Mode().IsRegular() {
-		w.c.ss.addFiles(-1)
-	}
-	return nil
+	return ws.Remove(ctx, rel)
 }
 
 func (w *wsFS) rename(ctx context.Context, from, to string) error {
@@ -281,8 +248,6 @@ func (w *wsFS) rename(ctx context.Context, from, to string) error {
 	}
 	return ws.Rename(ctx, from, to)
 }
-
-func exists(_ fs.FileInfo, err error) bool { return err == nil }
 
 // fileHandle is a confined *workspace.File.
 type fileHandle struct {

@@ -93,8 +93,6 @@ type Options struct {
 	// Tools, when not empty, narrows the profile to these tool names;
 	// "end_turn" is registered only when named here.
 	Tools []string
-	// MaxFiles caps the regular files a workspace may hold (0: no cap).
-	MaxFiles int
 	// Limits bound reads, walks and requests.
 	Limits Limits
 	// Logger receives one structured record per tool call and the
@@ -221,8 +219,6 @@ type session struct {
 	scope artifacts.Scope
 
 	mu     sync.Mutex
-	files  int  // regular files in the workspace, as counted for MaxFiles
-	known  bool // files has been counted
 	opened bool // a call opened the workspace
 }
 

@@ -56,10 +56,14 @@ var outputSchema = object(schema{
 	"code":              str("error results: a stable code such as NOT_FOUND or QUOTA_EXCEEDED"),
 	"message":           str("error results: what failed"),
 	"path":              str("error results: the path concerned"),
-	"remaining_bytes":   schema{"type": "integer", "description": "QUOTA_EXCEEDED: the allowance left"},
+	"limit":             str("QUOTA_EXCEEDED: the limit that bound: turn_bytes, bytes, files or entries"),
+	"remaining_bytes":   schema{"type": "integer", "description": "QUOTA_EXCEEDED: the byte allowance left (absent when bytes are not limited)"},
+	"remaining_files":   schema{"type": "integer", "description": "QUOTA_EXCEEDED: the files that may still be created (absent without a file limit)"},
+	"remaining_entries": schema{"type": "integer", "description": "QUOTA_EXCEEDED: the files and directories that may still be created (absent without an entry limit)"},
 	"turn_limit_bytes":  schema{"type": "integer", "description": "QUOTA_EXCEEDED: the per-turn limit (0: none)"},
 	"total_limit_bytes": schema{"type": "integer", "description": "QUOTA_EXCEEDED: the total limit (0: none)"},
 	"max_files":         schema{"type": "integer", "description": "QUOTA_EXCEEDED: the file-count limit (0: none)"},
+	"max_entries":       schema{"type": "integer", "description": "QUOTA_EXCEEDED: the limit on files and directories together (0: none)"},
 	"truncated":         schema{"type": "boolean"},
 	"next_offset":       schema{"type": "integer"},
 }, "content")
@@ -716,7 +720,6 @@ func endTurn(ctx context.Context, c *call, _ json.RawMessage) (*mcp.CallToolResu
 	if err := ws.BeginTurn(ctx); err != nil {
 		return nil, err
 	}
-	c.ss.recount()
 	if res == nil {
 		return textResult("turn ended; no snapshot was needed"), nil
 	}

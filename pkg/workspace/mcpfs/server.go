@@ -115,11 +115,10 @@ type Server struct {
 	tools  []*toolDef
 	audit  *slog.Logger
 
-	// sdkOnly leaves every call of ServeStdio to the go-sdk (no
-	// fastCalls): the tests compare the two. fastHook, when set, is
-	// given each session's fastCalls.
-	sdkOnly  bool
-	fastHook func(*fastCalls)
+	// stdioDrain, when positive, replaces DefaultStdioDrain; addTools,
+	// when set, adds tools to each session's server (for the tests).
+	stdioDrain time.Duration
+	addTools   func(*mcp.Server)
 
 	mu       sync.Mutex
 	sessions map[artifacts.Scope]*session
@@ -236,13 +235,6 @@ func (s *Server) session(scope artifacts.Scope) *session {
 // ForSession returns an MCP server whose tools serve the session scope
 // (KindSession). Nothing a tool argument says can change the session.
 func (s *Server) ForSession(scope artifacts.Scope) (*mcp.Server, error) {
-	return s.forSession(scope, nil, nil)
-}
-
-// forSession is ForSession; with texts, the tools' large texts are
-// written by the stdio transport that owns texts (see textSlots); with
-// fast, the transport may call the tools itself (see fastCalls).
-func (s *Server) forSession(scope artifacts.Scope, texts *textSlots, fast *fastCalls) (*mcp.Server, error) {
 	if scope.Kind != artifacts.KindSession {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidScope, "mcp", nil, "the MCP server serves a session scope, not %s", scope)
 	}
@@ -261,9 +253,6 @@ func (s *Server) forSession(scope artifacts.Scope, texts *textSlots, fast *fastC
 			if p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
 				s.notice("client roots ignored: the operator's configuration is the only source of roots", "session", scope.Session)
 			}
-			if fast != nil {
-				fast.initialized(p.ProtocolVersion)
-			}
 		},
 		//lint:ignore SA1019 roots are deprecated; we only log that they are ignored
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
@@ -271,11 +260,10 @@ func (s *Server) forSession(scope artifacts.Scope, texts *textSlots, fast *fastC
 		},
 	})
 	for _, t := range s.tools {
-		run := s.run(ss, t, texts)
-		srv.AddTool(t.tool, handler(run))
-		if fast != nil {
-			fast.tools[t.tool.Name] = run
-		}
+		srv.AddTool(t.tool, handler(s.run(ss, t)))
+	}
+	if s.addTools != nil {
+		s.addTools(srv)
 	}
 	if err := mcp.AddReceivingCustomMethod(srv, methodTooLarge, tooLargeHandler); err != nil {
 		return nil, err
@@ -316,10 +304,8 @@ func handler(run toolFunc) mcp.ToolHandler {
 }
 
 // run wraps a tool's function: it decodes nothing itself, times the call,
-// turns an error into an error result and writes the audit record; with
-// texts, it leaves the result's large texts to the transport. The go-sdk
-// and the stdio transport's fast path (fastCalls) call it alike.
-func (s *Server) run(ss *session, t *toolDef, texts *textSlots) toolFunc {
+// turns an error into an error result and writes the audit record.
+func (s *Server) run(ss *session, t *toolDef) toolFunc {
 	return func(ctx context.Context, raw json.RawMessage) *mcp.CallToolResult {
 		start := s.opts.Now()
 		info := &callInfo{}
@@ -331,9 +317,6 @@ func (s *Server) run(ss *session, t *toolDef, texts *textSlots) toolFunc {
 			code = errorCode(err)
 		}
 		s.auditCall(ss.scope, t.tool.Name, info, code, s.opts.Now().Sub(start))
-		if texts != nil {
-			texts.deferTexts(res)
-		}
 		return res
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"runtime"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,143 +38,231 @@ func tooLargeHandler(_ context.Context, _ *mcp.ServerSession, p *tooLargeParams)
 
 // ServeStdio serves one session over newline-delimited JSON-RPC on r and
 // w until r ends or ctx is done, then ends the session's turn (see
-// Server.Close). Each message is one line, as the MCP stdio transport
-// requires. A request line longer than Limits.MaxRequestBytes is answered
-// with an error for its id, a line that is not a JSON-RPC message with a
-// parse or invalid-request error (id null; batches are not supported),
-// and the session goes on. When r is a pipe or a socket in blocking mode
-// (a process's stdin, as runtimes spawn tool servers), it is read in
-// non-blocking mode through the Go runtime's poller while the session
-// lasts, and set back to blocking mode before ServeStdio returns.
+// Server.Close). The go-sdk's IOTransport and request handling serve it;
+// in front of them, each line is checked: a request line longer than
+// Limits.MaxRequestBytes is answered with an error for its id, a line
+// that is not a JSON-RPC message with a parse or invalid-request error
+// (id null; batches are not supported), and the session goes on. At the
+// end of the input the calls already received are answered before the
+// session ends (as a shell pipeline's `printf ... | agentstore mcp`
+// expects), each waited for at most the drain time (DefaultStdioDrain);
+// ctx being done cuts that short. When r is a pipe or a socket in
+// blocking mode (a process's stdin, as runtimes spawn tool servers), it
+// is read in non-blocking mode through the Go runtime's poller while the
+// session lasts, and set back to blocking mode before ServeStdio returns.
 func (s *Server) ServeStdio(ctx context.Context, scope artifacts.Scope, r io.Reader, w io.Writer) error {
-	texts := newTextSlots()
-	var fast *fastCalls
-	if !s.sdkOnly {
-		fast = newFastCalls()
-		if s.fastHook != nil {
-			s.fastHook(fast)
-		}
-	}
-	srv, err := s.forSession(scope, texts, fast)
+	srv, err := s.ForSession(scope)
 	if err != nil {
 		return err
 	}
 	r, restore := pollable(r)
 	defer restore()
-	err = srv.Run(ctx, &stdioTransport{r: r, w: w, limit: s.limits.MaxRequestBytes, texts: texts, fast: fast})
-	if fast != nil {
-		fast.close()
+	out := &lineWriter{w: w}
+	in := &lineFilter{lines: &lineLimiter{r: bufio.NewReaderSize(r, 64<<10), limit: s.limits.MaxRequestBytes}, out: out}
+	drain := s.stdioDrain
+	if drain <= 0 {
+		drain = DefaultStdioDrain
 	}
+	err = srv.Run(ctx, &drainTransport{
+		// The lines the SDK reads are at most MaxRequestBytes long (see
+		// lineLimiter): its own cap would only end the session instead.
+		inner: &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1},
+		drain: drain,
+	})
 	if cerr := s.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil
 	}
 	return err
 }
 
-// stdioTransport is the stdio mcp.Transport. Unlike the go-sdk's
-// IOTransport it writes a response's result, which the SDK has already
-// marshaled, as it is instead of validating and compacting it once more,
-// writes the large texts of tool results itself (see textSlots), reads
-// each line into one reused buffer and decodes it with one encoding/json
-// call, and answers a malformed line instead of ending the session.
-type stdioTransport struct {
-	r     io.Reader
-	w     io.Writer
-	limit int64
-	texts *textSlots // of the session's tool handlers; nil: none
-	fast  *fastCalls // the session's tools, to call without the SDK; nil: none
+// DefaultStdioDrain is how long ServeStdio waits, at the end of its
+// input, for the calls already received to be answered.
+const DefaultStdioDrain = 30 * time.Second
+
+// drainTransport is the go-sdk transport it wraps, whose connection holds
+// back the end of the input until every call read has been answered (or
+// the drain time has passed, or the connection is closed). The go-sdk
+// cancels the calls in flight when its reader ends and then cannot write
+// their responses: a client that writes its requests and closes its end
+// (a pipeline) would get no answers.
+type drainTransport struct {
+	inner mcp.Transport
+	drain time.Duration
 }
 
-// Connect starts the reader and returns the connection. The calls the
-// transport makes itself (fast) run in ctx.
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c := &stdioConn{ctx: ctx, w: t.w, texts: t.texts, fast: t.fast, incoming: make(chan readResult), closed: make(chan struct{})}
-	c.respond = func(m jsonrpc.Message) error { return c.write(context.Background(), m) }
-	l := &lineLimiter{r: bufio.NewReaderSize(t.r, 64<<10), limit: t.limit}
-	go c.readLoop(l)
-	return c, nil
+// Connect connects the inner transport.
+func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{Connection: c, ctx: ctx, drain: t.drain, pending: map[jsonrpc.ID]int{}, changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
-// readResult is one message, or the error that ended the input.
-type readResult struct {
-	msg jsonrpc.Message
-	err error
-}
+// drainConn counts the calls read and not yet answered, by id.
+type drainConn struct {
+	mcp.Connection
+	ctx   context.Context // of Connect: ServeStdio's
+	drain time.Duration
 
-// stdioConn is one stdio connection. A goroutine reads and decodes the
-// lines so that Close can unblock Read (a read of stdin cannot be
-// interrupted); writes are serialised by wmu.
-type stdioConn struct {
-	wmu   sync.Mutex
-	w     io.Writer
-	wbuf  []byte // reused between writes while small
-	texts *textSlots
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]int
+	changed chan struct{} // signalled when a call is answered
 
-	ctx     context.Context // of the connection
-	fast    *fastCalls
-	respond func(jsonrpc.Message) error // writes a fast call's response
-
-	incoming  chan readResult
-	closed    chan struct{}
 	closeOnce sync.Once
+	closed    chan struct{}
 }
 
-// maxKeptBuffer is the largest line or write buffer kept for reuse.
-const maxKeptBuffer = 1 << 20
+// Read returns the next message; the end of the input (or any read error)
+// only once the calls read before it are answered. Reading also ends
+// when ServeStdio's context is done (the go-sdk reads with a context of
+// its own that is not): the go-sdk then cancels the calls running, which
+// it would otherwise wait for before closing.
+func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.wait(ctx)
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		c.mu.Lock()
+		c.pending[req.ID]++
+		c.mu.Unlock()
+	}
+	return msg, nil
+}
 
-func (c *stdioConn) readLoop(l *lineLimiter) {
+// wait waits until no call is pending, the drain time has passed, ctx is
+// done or the connection is closed.
+func (c *drainConn) wait(ctx context.Context) {
+	timer := time.NewTimer(c.drain)
+	defer timer.Stop()
 	for {
-		line, err := l.next()
-		if len(bytes.TrimSpace(line)) > 0 {
-			msg, reply := decodeLine(line)
-			switch {
-			case c.fast != nil && c.takeFast(msg):
-				if l.r.Buffered() == 0 {
-					// Let the call run before the next read, which would
-					// only find no input yet.
-					runtime.Gosched()
-				}
-			case msg != nil:
-				select {
-				case c.incoming <- readResult{msg: msg}:
-				case <-c.closed:
-					return
-				}
-			case reply != nil:
-				if werr := c.write(context.Background(), reply); werr != nil {
-					err = werr
-				}
-			}
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
 		}
-		if err != nil {
-			if c.fast != nil {
-				c.fast.inputEnded()
-			}
-			select {
-			case c.incoming <- readResult{err: err}:
-			case <-c.closed:
-			}
+		select {
+		case <-c.changed:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-c.closed:
 			return
 		}
 	}
 }
 
-// takeFast reports whether msg is a call that the transport's fast path
-// has taken (see fastCalls); a cancellation is seen by the fast path and
-// still goes to the SDK.
-func (c *stdioConn) takeFast(msg jsonrpc.Message) bool {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok {
-		return false
+// Write writes msg; a response answers its call (written or not: a
+// failed write is not retried).
+func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		c.mu.Lock()
+		if c.pending[resp.ID]--; c.pending[resp.ID] <= 0 {
+			delete(c.pending, resp.ID)
+		}
+		c.mu.Unlock()
+		select {
+		case c.changed <- struct{}{}:
+		default:
+		}
 	}
-	if c.fast.take(c.ctx, req, c.respond) {
-		return true
+	return err
+}
+
+// Close closes the connection and ends a wait for pending calls.
+func (c *drainConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// lineWriter writes each message the go-sdk writes (one Write a line) and
+// each answer of lineFilter whole, one at a time. Closing it leaves w
+// open (it is the process's stdout).
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Close does nothing: the stream stays open.
+func (l *lineWriter) Close() error { return nil }
+
+// writeMessage writes msg as one line.
+func (l *lineWriter) writeMessage(msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a JSON-RPC message: %w", err)
 	}
-	c.fast.cancelled(req)
-	return false
+	_, err = l.Write(append(data, '\n'))
+	return err
+}
+
+// lineFilter is the input the go-sdk reads: the lines of lines that are
+// one JSON-RPC message each, as the go-sdk decodes them, trimmed of
+// surrounding space. A line that is not is answered on out and left out
+// (the go-sdk would end the session on it); blank lines are skipped.
+// Closing it leaves the input open (it is the process's stdin).
+type lineFilter struct {
+	lines *lineLimiter
+	out   *lineWriter
+	buf   []byte // the rest of the current line
+	err   error  // the end of the input, once reached
+}
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.buf) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		line, err := f.lines.next()
+		f.err = err
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if _, derr := jsonrpc.DecodeMessage(line); derr != nil {
+			if werr := f.out.writeMessage(invalidLineReply(line)); werr != nil {
+				return 0, werr
+			}
+			continue
+		}
+		f.buf = append(append(f.buf[:0], line...), '\n')
+	}
+	n := copy(p, f.buf)
+	f.buf = f.buf[n:]
+	return n, nil
+}
+
+// Close does nothing: the stream stays open.
+func (f *lineFilter) Close() error { return nil }
+
+// maxKeptBuffer is the largest line buffer kept for reuse.
+const maxKeptBuffer = 1 << 20
+
+// invalidLineReply is the error response to a line that the go-sdk
+// cannot decode as one JSON-RPC message.
+func invalidLineReply(line []byte) *jsonrpc.Response {
+	if _, reply := decodeLine(line); reply != nil {
+		return reply
+	}
+	return &jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid JSON-RPC message"}}
 }
 
 // wireMessage is a JSON-RPC message as read. Its keys are matched exactly
@@ -246,97 +334,6 @@ func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Response) {
 	}
 	return resp, nil
 }
-
-// Read returns the next message.
-func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case r := <-c.incoming:
-		return r.msg, r.err
-	case <-c.closed:
-		return nil, io.EOF
-	}
-}
-
-// Write writes msg as one line. A successful response is written with its
-// result as the SDK marshaled it; anything else as jsonrpc.EncodeMessage
-// encodes it. The bytes are the same either way.
-func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	return c.write(ctx, msg)
-}
-
-func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	buf, err := appendMessage(c.wbuf[:0], msg, c.texts)
-	if err != nil {
-		return err
-	}
-	buf = append(buf, '\n')
-	_, err = c.w.Write(buf)
-	if cap(buf) <= maxKeptBuffer {
-		c.wbuf = buf[:0]
-	}
-	return err
-}
-
-// appendMessage appends the JSON encoding of msg to buf, byte for byte
-// what jsonrpc.EncodeMessage returns, with the placeholders of texts
-// replaced (texts may be nil).
-func appendMessage(buf []byte, msg jsonrpc.Message, texts *textSlots) ([]byte, error) {
-	resp, ok := msg.(*jsonrpc.Response)
-	if !ok || resp.Error != nil || len(resp.Result) == 0 {
-		data, err := jsonrpc.EncodeMessage(msg)
-		if err != nil {
-			return buf, fmt.Errorf("encoding a JSON-RPC message: %w", err)
-		}
-		return append(buf, data...), nil
-	}
-	buf = append(buf, `{"jsonrpc":"2.0"`...)
-	switch id := resp.ID.Raw().(type) {
-	case nil:
-	case int64:
-		buf = append(buf, `,"id":`...)
-		buf = strconv.AppendInt(buf, id, 10)
-	case string:
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false) // as the SDK encodes
-		if err := enc.Encode(id); err != nil {
-			return buf, err
-		}
-		buf = append(buf, `,"id":`...)
-		buf = append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
-	default:
-		return buf, fmt.Errorf("encoding a JSON-RPC message: id of type %T", id)
-	}
-	// The SDK marshaled the result with encoding/json: it is compact JSON
-	// already, which is all that encoding it again would check and do.
-	buf = append(buf, `,"result":`...)
-	if texts != nil && texts.pending() > 0 {
-		var err error
-		if buf, err = texts.appendResult(buf, resp.Result); err != nil {
-			return buf, err
-		}
-	} else {
-		buf = append(buf, resp.Result...)
-	}
-	return append(buf, '}'), nil
-}
-
-// Close ends the connection: Read returns io.EOF. The streams stay open
-// (they are the process's stdin and stdout).
-func (c *stdioConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
-	return nil
-}
-
-// SessionID is empty: stdio has no session ids.
-func (c *stdioConn) SessionID() string { return "" }
 
 // lineLimiter splits the input into lines, replacing a line longer than
 // limit with a small request of methodTooLarge that carries the original

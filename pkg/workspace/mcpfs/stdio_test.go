@@ -1,14 +1,18 @@
 package mcpfs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func mustID(t *testing.T, v any) jsonrpc.ID {
@@ -18,41 +22,6 @@ func mustID(t *testing.T, v any) jsonrpc.ID {
 		t.Fatal(err)
 	}
 	return id
-}
-
-// TestAppendMessage: the stdio transport writes every message byte for
-// byte as the go-sdk encodes it.
-func TestAppendMessage(t *testing.T) {
-	result := json.RawMessage(`{"content":[{"type":"text","text":"a <b> & \"c\"\n\u2028"}],"structuredContent":{"content":"x"}}`)
-	for _, c := range []struct {
-		name string
-		msg  jsonrpc.Message
-	}{
-		{"number id", &jsonrpc.Response{ID: mustID(t, float64(7)), Result: result}},
-		{"id zero", &jsonrpc.Response{ID: mustID(t, float64(0)), Result: json.RawMessage(`{}`)}},
-		{"negative id", &jsonrpc.Response{ID: mustID(t, float64(-12)), Result: json.RawMessage(`{}`)}},
-		{"string id", &jsonrpc.Response{ID: mustID(t, `a<b>&"c"\é`), Result: result}},
-		{"no id", &jsonrpc.Response{Result: json.RawMessage(`{}`)}},
-		{"error", &jsonrpc.Response{ID: mustID(t, float64(3)), Error: &jsonrpc.Error{Code: -32602, Message: "bad <params>"}}},
-		{"plain error", &jsonrpc.Response{ID: mustID(t, "x"), Error: errors.New("boom")}},
-		{"empty result", &jsonrpc.Response{ID: mustID(t, float64(4))}},
-		{"request", &jsonrpc.Request{ID: mustID(t, float64(9)), Method: "roots/list", Params: json.RawMessage(`{"a":1}`)}},
-		{"notification", &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"info"}`)}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			want, err := jsonrpc.EncodeMessage(c.msg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := appendMessage([]byte("prefix"), c.msg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != "prefix"+string(want) {
-				t.Errorf("got  %s\nwant prefix%s", got, want)
-			}
-		})
-	}
 }
 
 // TestDecodeLine: lines decode as the go-sdk decodes them; what is not a
@@ -166,5 +135,192 @@ func TestStdioCancel(t *testing.T) {
 	cancel()
 	if err := c.wait(); err != nil {
 		t.Fatalf("ServeStdio after cancel: %v", err)
+	}
+}
+
+// sdkMarshal marshals a result as the go-sdk does for a response.
+func sdkMarshal(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// TestStdioResults: through ServeStdio, results carry the same content as
+// through the go-sdk's in-memory transport.
+func TestStdioResults(t *testing.T) {
+	e := newEnv(t, nil)
+	for i := range 300 {
+		e.wsFile(fmt.Sprintf("dir/<f&%03d> \u2028 ünï.txt", i), "x")
+	}
+	e.wsFile("page.html", strings.Repeat("<p class=\"x\">a &amp; b</p>\n", 200))
+	c := startStdio(t, e, context.Background())
+	c.initialize()
+	for i, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_directory", map[string]any{"path": "dir"}},
+		{"read_text_file", map[string]any{"path": "page.html"}},
+		{"read_text_file", map[string]any{"path": "page.html", "head": 150}},
+		{"read_multiple_files", map[string]any{"paths": []string{"page.html", "missing"}}},
+		{"directory_tree", map[string]any{"path": "/workspace"}},
+		{"search_files", map[string]any{"path": "/workspace", "pattern": "**/*.txt"}},
+		{"read_text_file", map[string]any{"path": "missing"}},
+	} {
+		params, _ := json.Marshal(map[string]any{"name": call.tool, "arguments": call.args})
+		raw := c.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+1, params))
+		var viaStdio struct{ Result map[string]any }
+		if err := json.Unmarshal(raw, &viaStdio); err != nil {
+			t.Fatalf("%s: %v", call.tool, err)
+		}
+		var viaSDK map[string]any
+		if err := json.Unmarshal(sdkMarshal(t, e.call(call.tool, call.args)), &viaSDK); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"_meta", "resultType"} { // the go-sdk client adds them
+			delete(viaSDK, k)
+		}
+		if !reflect.DeepEqual(viaStdio.Result, viaSDK) {
+			t.Errorf("%s:\nstdio %.300v\nsdk   %.300v", call.tool, viaStdio.Result, viaSDK)
+		}
+	}
+}
+
+// blockTool adds to e's sessions a tool "block" that signals started,
+// waits until its call's context is done, sends the context's error on
+// stopped, and answers "stopped".
+func blockTool(e *env) (started chan struct{}, stopped chan error) {
+	started, stopped = make(chan struct{}, 8), make(chan error, 8)
+	e.srv.addTools = func(srv *mcp.Server) {
+		srv.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			stopped <- ctx.Err()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "stopped"}}}, nil
+		})
+	}
+	return started, stopped
+}
+
+// hangGuard is how long a test waits for what must happen before it
+// fails instead of hanging; never a measure of speed.
+const hangGuard = 30 * time.Second
+
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(hangGuard):
+		t.Fatalf("%s: nothing after %s", what, hangGuard)
+		panic("unreachable")
+	}
+}
+
+// TestStdioCancelled: a client's notifications/cancelled cancels the
+// context of its call, served by the go-sdk, and the session goes on.
+func TestStdioCancelled(t *testing.T) {
+	e := newEnv(t, nil)
+	e.wsFile("keep.txt", "kept")
+	started, stopped := blockTool(e)
+	c := startStdio(t, e, context.Background())
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	receive(t, started, "the call")
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
+	if err := receive(t, stopped, "the cancelled call"); !errors.Is(err, context.Canceled) {
+		t.Errorf("the call's context ended with %v, want context.Canceled", err)
+	}
+	// The session goes on: a later call is answered (whatever the
+	// go-sdk wrote for call 7 comes first, if anything).
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"keep.txt"}}}`)
+	for {
+		line := c.recv()
+		if strings.Contains(string(line), `"id":8`) {
+			if !strings.Contains(string(line), "kept") {
+				t.Errorf("call 8: %s", line)
+			}
+			break
+		}
+	}
+	if err := c.close(); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+}
+
+// TestStdioPipedInput: a client that writes its requests and ends its
+// input at once (printf '...' | agentstore mcp) gets an answer to every
+// call, then ServeStdio returns.
+func TestStdioPipedInput(t *testing.T) {
+	e := newEnv(t, nil)
+	const calls = 40
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for i := 1; i <= calls; i++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"f%02d.txt","content":"%d"}}}`+"\n", i, i, i)
+	}
+	var out bytes.Buffer
+	if err := e.srv.ServeStdio(context.Background(), e.scope, strings.NewReader(in.String()), &out); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	answered := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     float64
+			Result *mcp.CallToolResult
+			Error  any
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if m.Error != nil || m.Result == nil || m.Result.IsError {
+			t.Errorf("call %v: %s", m.ID, line)
+		}
+		answered[m.ID] = true
+	}
+	for i := range calls + 1 {
+		if !answered[float64(i)] {
+			t.Errorf("request %d got no answer", i)
+		}
+	}
+	if got := len(snapshotTree(t, e.wsDir())); got != calls {
+		t.Errorf("%d files written, want %d", got, calls)
+	}
+}
+
+// TestStdioDrainBounded: a call still running at the end of the input is
+// waited for at most the drain time, or until ctx is done; then it is
+// cancelled and ServeStdio returns.
+func TestStdioDrainBounded(t *testing.T) {
+	for _, byCtx := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ctx=%v", byCtx), func(t *testing.T) {
+			e := newEnv(t, nil)
+			started, stopped := blockTool(e)
+			e.srv.stdioDrain = time.Millisecond
+			if byCtx {
+				e.srv.stdioDrain = time.Hour
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := startStdio(t, e, ctx)
+			c.initialize()
+			c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+			receive(t, started, "the call")
+			c.in.Close()
+			if byCtx {
+				cancel()
+			}
+			receive(t, stopped, "the call running at the end of the input")
+			receive(t, c.done, "ServeStdio")
+			if c.err != nil {
+				t.Errorf("ServeStdio: %v", c.err)
+			}
+		})
 	}
 }

@@ -9,12 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/netutil"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 )
@@ -84,10 +87,17 @@ func ParseTokens(r io.Reader) ([]Token, error) {
 	return out, nil
 }
 
-// The defaults of HTTPOptions.MaxSessions and IdleTimeout.
+// The defaults of HTTPOptions.
 const (
-	DefaultMaxSessions = 1000
-	DefaultIdleTimeout = 30 * time.Minute
+	DefaultMaxSessions          = 1000
+	DefaultIdleTimeout          = 30 * time.Minute
+	DefaultMaxMCPSessions       = 8
+	DefaultMaxMCPSessionsTotal  = 2000
+	DefaultReadTimeout          = 30 * time.Second
+	DefaultWriteTimeout         = 30 * time.Second
+	DefaultConnIdleTimeout      = 2 * time.Minute
+	DefaultMaxConns             = 1024
+	defaultReadHeaderTimeoutMax = 10 * time.Second
 )
 
 // HTTPOptions configure Server.HTTPHandler.
@@ -108,6 +118,29 @@ type HTTPOptions struct {
 	// (default DefaultIdleTimeout), at the next request or ExpireIdle; the
 	// MCP sessions of the go-sdk expire after it too.
 	IdleTimeout time.Duration
+	// MaxMCPSessions bounds the MCP sessions (Mcp-Session-Ids) one
+	// identity holds (default DefaultMaxMCPSessions), and
+	// MaxMCPSessionsTotal those of all identities together (default
+	// DefaultMaxMCPSessionsTotal). An initialize beyond either closes the
+	// least recently used MCP session without a request in progress (of
+	// the identity, or of all) first; its client gets 404 and initializes
+	// again. When every one has a request in progress the initialize is
+	// refused with a JSON-RPC error saying which bound holds.
+	MaxMCPSessions, MaxMCPSessionsTotal int
+	// ReadTimeout bounds the reading of a request, header and body (default
+	// DefaultReadTimeout); a streaming response is not bound by it: the
+	// read deadline is lifted once the body has been read.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds each write of a response (default
+	// DefaultWriteTimeout): a client that stops reading is cut off, a
+	// long event stream that keeps being read is not.
+	WriteTimeout time.Duration
+	// ConnIdleTimeout closes a kept-alive connection without a request
+	// for this long (default DefaultConnIdleTimeout).
+	ConnIdleTimeout time.Duration
+	// MaxConns bounds the connections Serve accepts at once (default
+	// DefaultMaxConns); more wait in the listen queue until one closes.
+	MaxConns int
 	// Now is the clock of the idle times (default the Server's).
 	Now func() time.Time
 }
@@ -123,7 +156,8 @@ type HTTPHandler struct {
 	ids     map[artifacts.Scope]*served // the identities served
 	lru     list.List                   // of *served, most recently used first
 	closing map[artifacts.Scope]chan struct{}
-	bound   map[string]artifacts.Scope // Mcp-Session-Id -> identity
+	mcpIDs  map[string]*mcpSession // the MCP sessions, by Mcp-Session-Id
+	mcpLRU  list.List              // of *mcpSession, most recently used first
 
 	// released, in tests, is signalled whenever a call ends.
 	released *sync.Cond
@@ -136,8 +170,18 @@ type served struct {
 	srv      *mcp.Server
 	elem     *list.Element
 	last     time.Time
-	inflight int      // POST and DELETE requests in progress (a GET stream may stay open)
-	ids      []string // the Mcp-Session-Ids opened for it
+	inflight int       // POST and DELETE requests in progress (a GET stream may stay open)
+	mcp      list.List // of its *mcpSession, most recently used first
+}
+
+// mcpSession is one MCP session (Mcp-Session-Id) of a served identity.
+type mcpSession struct {
+	id       string
+	owner    *served
+	ss       *mcp.ServerSession
+	elem     *list.Element // in HTTPHandler.mcpLRU
+	ownElem  *list.Element // in owner.mcp
+	inflight int           // POST and DELETE requests in progress
 }
 
 // HTTPHandler serves streamable HTTP for many sessions. Every request
@@ -163,7 +207,23 @@ func (s *Server) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if opts.Now == nil {
 		opts.Now = s.opts.Now
 	}
-	h := &HTTPHandler{s: s, opts: opts, ids: map[artifacts.Scope]*served{}, closing: map[artifacts.Scope]chan struct{}{}, bound: map[string]artifacts.Scope{}}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&opts.MaxMCPSessions, DefaultMaxMCPSessions}, {&opts.MaxMCPSessionsTotal, DefaultMaxMCPSessionsTotal}, {&opts.MaxConns, DefaultMaxConns}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&opts.ReadTimeout, DefaultReadTimeout}, {&opts.WriteTimeout, DefaultWriteTimeout}, {&opts.ConnIdleTimeout, DefaultConnIdleTimeout}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	h := &HTTPHandler{s: s, opts: opts, ids: map[artifacts.Scope]*served{}, closing: map[artifacts.Scope]chan struct{}{}, mcpIDs: map[string]*mcpSession{}}
 	h.mcp = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: s.limits.MaxRequestBytes,
 		SessionTimeout:      opts.IdleTimeout,
@@ -233,6 +293,7 @@ func (h *HTTPHandler) acquire(ctx context.Context, scope artifacts.Scope, call b
 				return nil, err
 			}
 			id = &served{scope: scope, srv: srv, last: now}
+			srv.AddReceivingMiddleware(h.registerMiddleware(id))
 			id.elem = h.lru.PushFront(id)
 			h.ids[scope] = id
 		}
@@ -317,8 +378,8 @@ func (h *HTTPHandler) evict(ctx context.Context, victims []*served) {
 			ss.Close()
 		}
 		h.mu.Lock()
-		for _, sid := range id.ids {
-			delete(h.bound, sid)
+		for e := id.mcp.Front(); e != nil; e = id.mcp.Front() {
+			h.forgetLocked(e.Value.(*mcpSession))
 		}
 		close(h.closing[id.scope])
 		delete(h.closing, id.scope)
@@ -327,12 +388,15 @@ func (h *HTTPHandler) evict(ctx context.Context, victims []*served) {
 	}
 }
 
-// httpError writes a JSON error body with a stable code.
+// httpError writes a JSON error body with a stable code and closes the
+// connection once it is written.
 func httpError(w http.ResponseWriter, status int, code, msg string) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agentstore-mcp"`)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// A refused client gets no kept-alive connection to hold.
+	w.Header().Set("Connection", "close")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "message": msg})
 }
@@ -353,7 +417,9 @@ func (h *HTTPHandler) token(r *http.Request) (Token, bool) {
 	return found, match
 }
 
+// ServeHTTP serves one request (see Server.HTTPHandler).
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}
 	tok, ok := h.token(r)
 	if !ok {
 		h.s.notice("mcp http request refused: no valid bearer token", "remote", r.RemoteAddr)
@@ -378,17 +444,35 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, "PERMISSION_DENIED", "this token is bound to another identity than the one the headers name")
 		return
 	}
-	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+	call := r.Method != http.MethodGet
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 		h.mu.Lock()
-		owner, known := h.bound[id]
-		h.mu.Unlock()
-		if known && owner != scope {
+		ms := h.mcpIDs[sid]
+		if ms != nil && ms.owner.scope != scope {
+			h.mu.Unlock()
 			h.s.notice("mcp http request refused: MCP session of another identity", "remote", r.RemoteAddr, "session", scope.Session)
 			httpError(w, http.StatusForbidden, "PERMISSION_DENIED", "this MCP session was opened for another identity")
 			return
 		}
+		if ms != nil && call {
+			h.useLocked(ms)
+			ms.inflight++
+			defer func() {
+				h.mu.Lock()
+				ms.inflight--
+				h.mu.Unlock()
+			}()
+		}
+		h.mu.Unlock()
 	}
-	call := r.Method != http.MethodGet
+	// The read deadline of ReadTimeout (Serve) bounds the request; once
+	// the body is read, a streamed response must not be cut by it.
+	rc := http.NewResponseController(w)
+	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet {
+		_ = rc.SetReadDeadline(time.Time{})
+	} else {
+		r.Body = &bodyReader{ReadCloser: r.Body, rc: rc}
+	}
 	id, err := h.acquire(r.Context(), scope, call)
 	switch {
 	case errors.Is(err, errBusy):
@@ -403,69 +487,202 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.release(id)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
-	rec := &sessionRecorder{ResponseWriter: w, h: h, id: id}
-	h.mcp.ServeHTTP(rec, r)
+	h.mcp.ServeHTTP(w, r)
 }
 
-// sessionRecorder remembers which identity a new Mcp-Session-Id belongs
-// to when the response sets one.
-type sessionRecorder struct {
+// deadlineWriter sets the connection's write deadline before each write
+// of the response, timeout from then: a client that stops reading is cut
+// off after timeout, a long stream that is read is not (a deadline for
+// the whole response, http.Server's WriteTimeout, would end it).
+type deadlineWriter struct {
 	http.ResponseWriter
-	h    *HTTPHandler
-	id   *served
-	done bool
+	rc      *http.ResponseController
+	timeout time.Duration
 }
 
-func (s *sessionRecorder) WriteHeader(code int) {
-	s.record()
-	s.ResponseWriter.WriteHeader(code)
+func (d *deadlineWriter) extend() { _ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout)) }
+
+func (d *deadlineWriter) WriteHeader(code int) {
+	d.extend()
+	d.ResponseWriter.WriteHeader(code)
 }
 
-func (s *sessionRecorder) Write(p []byte) (int, error) {
-	s.record()
-	return s.ResponseWriter.Write(p)
-}
-
-func (s *sessionRecorder) record() {
-	if s.done {
-		return
-	}
-	s.done = true
-	if id := s.Header().Get("Mcp-Session-Id"); id != "" {
-		s.h.mu.Lock()
-		if _, ok := s.h.bound[id]; !ok {
-			s.h.bound[id] = s.id.scope
-			s.id.ids = append(s.h.liveIDsLocked(s.id), id)
-		}
-		s.h.mu.Unlock()
-	}
-}
-
-// liveIDsLocked forgets the Mcp-Session-Ids of id whose MCP sessions have
-// ended (closed by the client, or expired) and returns the others.
-func (h *HTTPHandler) liveIDsLocked(id *served) []string {
-	live := map[string]bool{}
-	for ss := range id.srv.Sessions() {
-		live[ss.ID()] = true
-	}
-	kept := id.ids[:0]
-	for _, sid := range id.ids {
-		if live[sid] {
-			kept = append(kept, sid)
-		} else {
-			delete(h.bound, sid)
-		}
-	}
-	return kept
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	d.extend()
+	return d.ResponseWriter.Write(p)
 }
 
 // Flush lets the streamable handler stream events.
-func (s *sessionRecorder) Flush() {
-	s.record()
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+func (d *deadlineWriter) Flush() {
+	d.extend()
+	_ = d.rc.Flush()
 }
 
 // Unwrap gives http.ResponseController the underlying writer.
-func (s *sessionRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// bodyReader lifts the connection's read deadline once the request body
+// has been read to its end.
+type bodyReader struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// registerMiddleware records each MCP session of id when its client
+// initializes it, closing the least recently used idle MCP session first
+// when a bound is reached (see HTTPOptions.MaxMCPSessions).
+func (h *HTTPHandler) registerMiddleware(id *served) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+					if err := h.register(id, ss); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// register records the MCP session ss of id. The session is forgotten
+// when it ends, however it ends (closed by its client, expired by the
+// go-sdk, evicted).
+func (h *HTTPHandler) register(id *served, ss *mcp.ServerSession) error {
+	h.mu.Lock()
+	if _, ok := h.mcpIDs[ss.ID()]; ok {
+		h.mu.Unlock()
+		return nil
+	}
+	var victims []*mcp.ServerSession
+	if id.mcp.Len() >= h.opts.MaxMCPSessions {
+		v := idleBack(&id.mcp)
+		if v == nil {
+			h.mu.Unlock()
+			return fmt.Errorf("too many MCP sessions: this identity holds its limit of %d (--max-mcp-sessions) and each has a request in progress; close one (HTTP DELETE) or try again", h.opts.MaxMCPSessions)
+		}
+		victims = append(victims, v.ss)
+		h.forgetLocked(v)
+	}
+	if len(h.mcpIDs) >= h.opts.MaxMCPSessionsTotal {
+		v := idleBack(&h.mcpLRU)
+		if v == nil {
+			h.mu.Unlock()
+			for _, v := range victims {
+				go v.Close()
+			}
+			return fmt.Errorf("too many MCP sessions: the server holds its limit of %d (--max-mcp-sessions-total) and each has a request in progress; try again", h.opts.MaxMCPSessionsTotal)
+		}
+		victims = append(victims, v.ss)
+		h.forgetLocked(v)
+	}
+	ms := &mcpSession{id: ss.ID(), owner: id, ss: ss}
+	ms.elem = h.mcpLRU.PushFront(ms)
+	ms.ownElem = id.mcp.PushFront(ms)
+	h.mcpIDs[ms.id] = ms
+	h.mu.Unlock()
+	for _, v := range victims {
+		h.s.notice("mcp session closed: too many MCP sessions", "app", id.scope.App, "user", id.scope.User, "session", id.scope.Session)
+		go v.Close() // it may be streaming: its client sees the end
+	}
+	go func() {
+		_ = ss.Wait()
+		h.mu.Lock()
+		if h.mcpIDs[ms.id] == ms {
+			h.forgetLocked(ms)
+		}
+		h.mu.Unlock()
+	}()
+	return nil
+}
+
+// idleBack returns the least recently used MCP session of l without a
+// request in progress, nil when there is none.
+func idleBack(l *list.List) *mcpSession {
+	for e := l.Back(); e != nil; e = e.Prev() {
+		if ms := e.Value.(*mcpSession); ms.inflight == 0 {
+			return ms
+		}
+	}
+	return nil
+}
+
+// useLocked marks ms as the most recently used.
+func (h *HTTPHandler) useLocked(ms *mcpSession) {
+	if ms.elem != nil {
+		h.mcpLRU.MoveToFront(ms.elem)
+		ms.owner.mcp.MoveToFront(ms.ownElem)
+	}
+}
+
+// forgetLocked drops ms from the bookkeeping (once).
+func (h *HTTPHandler) forgetLocked(ms *mcpSession) {
+	if ms.elem == nil {
+		return
+	}
+	h.mcpLRU.Remove(ms.elem)
+	ms.owner.mcp.Remove(ms.ownElem)
+	ms.elem, ms.ownElem = nil, nil
+	delete(h.mcpIDs, ms.id)
+}
+
+// MCPSessions returns the number of MCP sessions the handler holds.
+func (h *HTTPHandler) MCPSessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.mcpIDs)
+}
+
+// Serve serves the handler at /mcp on ln until ctx is done, then shuts
+// down gracefully (at most 10 s) and returns; it returns nil then, and
+// the listener's error otherwise. At most MaxConns connections are served
+// at once (netutil.LimitListener); each request is read within
+// ReadTimeout (its header within 10 s, or ReadTimeout when shorter), each
+// response write done within WriteTimeout, and a kept-alive connection
+// closed after ConnIdleTimeout without a request. Identities idle for
+// IdleTimeout are evicted now and then (ExpireIdle) without waiting for a
+// request. Serve leaves the Server open: Close it afterwards.
+func (h *HTTPHandler) Serve(ctx context.Context, ln net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: min(defaultReadHeaderTimeoutMax, h.opts.ReadTimeout),
+		ReadTimeout:       h.opts.ReadTimeout,
+		IdleTimeout:       h.opts.ConnIdleTimeout,
+	}
+	if h.s.opts.Logger != nil {
+		hs.ErrorLog = slog.NewLogLogger(h.s.opts.Logger.Handler(), slog.LevelWarn)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(netutil.LimitListener(ln, h.opts.MaxConns)) }()
+	tick := time.NewTicker(max(h.opts.IdleTimeout/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-tick.C:
+			h.ExpireIdle(ctx)
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			err := hs.Shutdown(sctx)
+			cancel()
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			return err
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -32,7 +31,8 @@ import (
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
 	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "audit-log",
 	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches",
-	"max-sessions", "session-idle", "durable-writes"}
+	"max-sessions", "session-idle", "durable-writes",
+	"max-mcp-sessions", "max-mcp-sessions-total", "http-read-timeout", "http-write-timeout", "http-idle-timeout", "http-max-conns"}
 
 func init() {
 	keys := make([]string, len(configFlags))
@@ -63,6 +63,8 @@ type Options struct {
 	// (mcpfs.HTTPOptions).
 	MaxSessions int
 	SessionIdle time.Duration
+	// HTTPLimits bound the MCP sessions and connections of --http.
+	HTTPLimits httpLimitFlags
 	// DurableWrites fsyncs every workspace write (workspace.Options.Durable).
 	DurableWrites bool
 	Reference     string
@@ -76,6 +78,11 @@ type Options struct {
 	MaxEntries    int
 	AuditLog      string
 	Limits        limitFlags
+}
+
+type httpLimitFlags struct {
+	MaxMCPSessions, MaxMCPSessionsTotal, MaxConns int
+	ReadTimeout, WriteTimeout, IdleTimeout        time.Duration
 }
 
 type limitFlags struct {
@@ -124,7 +131,16 @@ least recently used one without a call in progress (503 when every one has
 a call in progress), and a session idle for --session-idle is evicted. An
 evicted session first ends its turn (snapshotted under end-of-turn), then
 its MCP sessions are closed; its client initializes again, and its files
-stay in the workspace.
+stay in the workspace. A session's clients hold at most --max-mcp-sessions
+MCP sessions, all together --max-mcp-sessions-total: a new one closes the
+least recently used idle one. Connections are bounded too: at most
+--http-max-conns at once, a request read within --http-read-timeout, each
+write of a response done within --http-write-timeout, a kept-alive
+connection closed after --http-idle-timeout; a refused request (401, 403,
+400, 503) closes its connection.
+
+Over stdio, when the input ends the calls already received are answered
+(each waited for at most 30 s), then the server exits.
 
 Every write is charged to the session's quota before a byte is written:
 --ws-turn-bytes per turn, --ws-max-bytes, --ws-max-files and
@@ -183,6 +199,12 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.StringVar(&opts.TokenFile, "token-file", "", "bearer tokens for --http, one a line (`FILE`; see above)")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", mcpfs.DefaultMaxSessions, "sessions --http serves at once; more evict the least recently used")
 	fl.Var(duration.NewValue(&opts.SessionIdle, mcpfs.DefaultIdleTimeout), "session-idle", "evict a session --http serves after this long without a request")
+	fl.IntVar(&opts.HTTPLimits.MaxMCPSessions, "max-mcp-sessions", mcpfs.DefaultMaxMCPSessions, "MCP sessions one session's clients may hold over --http; more close the least recently used idle one")
+	fl.IntVar(&opts.HTTPLimits.MaxMCPSessionsTotal, "max-mcp-sessions-total", mcpfs.DefaultMaxMCPSessionsTotal, "MCP sessions all clients of --http may hold together")
+	fl.IntVar(&opts.HTTPLimits.MaxConns, "http-max-conns", mcpfs.DefaultMaxConns, "connections --http serves at once; more wait until one closes")
+	fl.Var(duration.NewValue(&opts.HTTPLimits.ReadTimeout, mcpfs.DefaultReadTimeout), "http-read-timeout", "time to read one request, header and body, over --http")
+	fl.Var(duration.NewValue(&opts.HTTPLimits.WriteTimeout, mcpfs.DefaultWriteTimeout), "http-write-timeout", "time for each write of a response over --http (a stream that is read lives on)")
+	fl.Var(duration.NewValue(&opts.HTTPLimits.IdleTimeout, mcpfs.DefaultConnIdleTimeout), "http-idle-timeout", "close a kept-alive --http connection after this long without a request")
 	fl.StringVar(&opts.Reference, "reference", "", "read-only reference tree served as /reference (`DIR`)")
 	fl.StringVar(&opts.Profile, "profile", string(mcpfs.ProfileReadWrite), "tool profile: read-only or read-write")
 	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; end_turn only when named)")
@@ -250,6 +272,22 @@ func (o *Options) check() error {
 	}
 	if o.SessionIdle <= 0 {
 		return cmdutil.Usagef("--session-idle %s: want a positive duration such as 30m", o.SessionIdle)
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--max-mcp-sessions", o.HTTPLimits.MaxMCPSessions}, {"--max-mcp-sessions-total", o.HTTPLimits.MaxMCPSessionsTotal}, {"--http-max-conns", o.HTTPLimits.MaxConns}} {
+		if n.v < 1 {
+			return cmdutil.Usagef("%s %d: want at least 1", n.flag, n.v)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--http-read-timeout", o.HTTPLimits.ReadTimeout}, {"--http-write-timeout", o.HTTPLimits.WriteTimeout}, {"--http-idle-timeout", o.HTTPLimits.IdleTimeout}} {
+		if d.v <= 0 {
+			return cmdutil.Usagef("%s %s: want a positive duration such as 30s", d.flag, d.v)
+		}
 	}
 	if o.HTTP == "" {
 		if o.TokenFile != "" {
@@ -384,33 +422,14 @@ func serveHTTP(ctx context.Context, opts *Options, srv *mcpfs.Server, logger *sl
 	if err != nil {
 		return artifacts.Errorf(artifacts.CodeIO, "mcp", err, "cannot listen on %s", listenAddr(opts.HTTP))
 	}
-	mux := http.NewServeMux()
-	h := srv.HTTPHandler(mcpfs.HTTPOptions{Tokens: tokens, DefaultApp: opts.Scope.App, MaxSessions: opts.MaxSessions, IdleTimeout: opts.SessionIdle})
-	mux.Handle("/mcp", h)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	l := opts.HTTPLimits
+	h := srv.HTTPHandler(mcpfs.HTTPOptions{
+		Tokens: tokens, DefaultApp: opts.Scope.App, MaxSessions: opts.MaxSessions, IdleTimeout: opts.SessionIdle,
+		MaxMCPSessions: l.MaxMCPSessions, MaxMCPSessionsTotal: l.MaxMCPSessionsTotal, MaxConns: l.MaxConns,
+		ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout, ConnIdleTimeout: l.IdleTimeout,
+	})
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	// Idle sessions end their turns without waiting for another request.
-	tick := time.NewTicker(max(opts.SessionIdle/4, time.Second))
-	defer tick.Stop()
-serve:
-	for {
-		select {
-		case err = <-errc:
-			break serve
-		case <-tick.C:
-			h.ExpireIdle(ctx)
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			err = hs.Shutdown(sctx)
-			cancel()
-			break serve
-		}
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
+	err = h.Serve(ctx, ln)
 	if cerr := srv.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}

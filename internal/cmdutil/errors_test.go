@@ -41,6 +41,7 @@ func TestExitCode(t *testing.T) {
 		{"not_found", aerr(artifacts.CodeNotFound), "not_found", 1},
 		{"corrupt", aerr(artifacts.CodeCorrupt), "corrupt_artifact", 1},
 		{"quota", aerr(artifacts.CodeQuotaExceeded), "quota_exceeded", 1},
+		{"not_persisted", aerr(artifacts.CodeNotPersisted), "not_persisted", 1},
 		{"problems", &ProblemsFound{Msg: "2 corrupt"}, "problems_found", 3},
 		{"wrapped problems", fmt.Errorf("fs verify: %w", &ProblemsFound{Msg: "2 corrupt"}), "problems_found", 3},
 		{"confirmation", &ConfirmationError{Msg: "confirm"}, "confirmation_required", 4},

@@ -45,6 +45,12 @@ const (
 	CodeVersionCapacity Code = "version_capacity"
 	// CodeQuotaExceeded means a byte or count quota would be exceeded.
 	CodeQuotaExceeded Code = "quota_exceeded"
+	// CodeNotPersisted means a change was applied where it was asked (a
+	// workspace file was written) but the snapshot that stores it durably
+	// failed: the change is kept locally and a later snapshot retries. It
+	// is neither a refusal (nothing was changed) nor a success (nothing is
+	// durable yet).
+	CodeNotPersisted Code = "not_persisted"
 	// CodeConflict means concurrent writers kept taking the version this
 	// call tried to reserve, past the retry bound.
 	CodeConflict Code = "conflict"

@@ -476,7 +476,7 @@ func (w *Workspace) write(ctx context.Context, op, name string, r io.Reader, dat
 	if err != nil {
 		return n, err
 	}
-	return n, w.afterChange(ctx)
+	return n, w.afterChange(ctx, op, name)
 }
 
 // target describes what a change of p would replace: the size of a
@@ -694,7 +694,7 @@ func (w *Workspace) Append(ctx context.Context, name string, data []byte) error 
 	if err := w.appendLocked(name, data); err != nil {
 		return err
 	}
-	return w.afterChange(ctx)
+	return w.afterChange(ctx, "workspace append", name)
 }
 
 // appendLocked appends holding w.ledger.change throughout: the bytes are
@@ -810,7 +810,7 @@ func (w *Workspace) Mkdir(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return w.afterChange(ctx)
+	return w.afterChange(ctx, op, name)
 }
 
 // Remove removes a file, a symbolic link (not what it points to) or an
@@ -830,7 +830,7 @@ func (w *Workspace) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return w.afterChange(ctx)
+	return w.afterChange(ctx, "workspace remove", name)
 }
 
 // freedDelta is the delta of an entry described by fi leaving the
@@ -861,7 +861,7 @@ func (w *Workspace) RemoveAll(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return w.afterChange(ctx)
+	return w.afterChange(ctx, "workspace remove all", name)
 }
 
 // Rename renames (moves) oldName to newName, replacing a file (or an
@@ -906,7 +906,7 @@ func (w *Workspace) Rename(ctx context.Context, oldName, newName string) error {
 	if err != nil {
 		return err
 	}
-	return w.afterChange(ctx)
+	return w.afterChange(ctx, op, newName)
 }
 
 // mutate runs fn on the cleaned path under the workspace's read lock,

@@ -28,9 +28,13 @@ const (
 	// workspace changed during the turn.
 	SnapshotAtEndOfTurn SnapshotPolicy = iota
 	// SnapshotOnWrite: every confined write (Write, WriteFrom, Append,
-	// Mkdir, Remove, RemoveAll, Rename) returns only after a snapshot of
-	// the result is published. If publishing fails, the change stays in
-	// the workspace and the call returns the snapshot's error.
+	// Mkdir, Remove, RemoveAll, Rename) returns only after a snapshot
+	// holding its change is published. Writes that arrive while a
+	// snapshot is in flight are published together by the next one
+	// (group commit). If publishing fails, the change stays in the
+	// workspace, which stays dirty, and the call returns an error with
+	// CodeNotPersisted wrapping the snapshot's; the next write or EndTurn
+	// snapshots again.
 	SnapshotOnWrite
 	// SnapshotManual: only explicit Snapshot calls publish.
 	SnapshotManual
@@ -168,8 +172,11 @@ type Workspace struct {
 
 	ledger ledger
 
+	commits commitQueue
+
 	stmu      sync.Mutex // guards the fields below
 	dirty     bool
+	changes   uint64 // the number of the latest change (markDirty)
 	index     Index
 	lastTouch time.Time
 }
@@ -362,19 +369,15 @@ func (m *Manager) forget(w *Workspace) {
 	m.mu.Unlock()
 }
 
+// markDirty records a change: the workspace differs from its latest
+// snapshot, and the change takes the next change number (see
+// commitQueue). Changes call it with w.mu held shared, so that a snapshot
+// (which holds w.mu exclusively) holds every change numbered before it.
 func (w *Workspace) markDirty() {
 	w.stmu.Lock()
 	w.dirty = true
+	w.changes++
 	w.stmu.Unlock()
-}
-
-// afterChange snapshots under SnapshotOnWrite.
-func (w *Workspace) afterChange(ctx context.Context) error {
-	if w.m.opts.Policy != SnapshotOnWrite {
-		return nil
-	}
-	_, err := w.Snapshot(ctx, SnapshotOptions{})
-	return err
 }
 
 // Open returns the workspace of a session scope, setting it up on first
@@ -592,11 +595,20 @@ func (w *Workspace) touch(root *os.Root) error {
 
 // EndTurn ends a turn. Under SnapshotAtEndOfTurn it publishes a snapshot
 // when the workspace changed since the last one, and returns it (nil when
-// none was made).
+// none was made). Under SnapshotOnWrite it publishes the changes whose
+// snapshot failed (CodeNotPersisted) or is still in flight, joining the
+// writes' group commit.
 func (w *Workspace) EndTurn(ctx context.Context) (*SnapshotResult, error) {
 	w.stmu.Lock()
 	dirty := w.dirty
 	w.stmu.Unlock()
+	if dirty && w.m.opts.Policy == SnapshotOnWrite {
+		res, ran, err := w.commit(ctx)
+		if err != nil || !ran {
+			return nil, err
+		}
+		return &res, nil
+	}
 	if w.m.opts.Policy != SnapshotAtEndOfTurn || !dirty {
 		w.mu.RLock()
 		defer w.mu.RUnlock()

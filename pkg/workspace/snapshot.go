@@ -97,15 +97,19 @@ func (w *Workspace) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapsho
 	w.stmu.Lock()
 	w.dirty = false
 	ix := w.index
+	seq := w.changes
 	w.stmu.Unlock()
 	res, err := w.m.snapshotRoot(ctx, w.root, w.scope, &ix, opts)
 	if err != nil {
-		w.markDirty()
+		w.stmu.Lock()
+		w.dirty = true
+		w.stmu.Unlock()
 		return res, err
 	}
 	w.stmu.Lock()
 	w.index = ix
 	w.stmu.Unlock()
+	w.commits.published(seq)
 	return res, nil
 }
 

@@ -1,12 +1,15 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -255,4 +258,63 @@ func files(tr map[string]treeEntry) map[string]string {
 		out[k] = e.Data
 	}
 	return out
+}
+
+// TestSnapshotTooLarge: a snapshot whose archive would exceed the
+// store's largest payload is refused with CodeTooLarge naming the limit
+// and the incremental format, before a version number is reserved: the
+// next snapshot that fits gets the first number. Its temporary archive
+// is removed, and a tree near the limit whose archive fits is stored.
+func TestSnapshotTooLarge(t *testing.T) {
+	ctx := context.Background()
+	const limit = 64 << 10
+	st := artifacts.NewStore(newStore(t, fsstore.Options{MaxArtifactBytes: limit}))
+	m := newManager(t, st, Options{})
+	scope := sessionScope("too-large")
+	w := mustOpen(t, m, scope)
+	big := make([]byte, 100<<10)
+	rand.Read(big)
+	if err := w.Write(ctx, "big.bin", big); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := w.Snapshot(ctx, SnapshotOptions{})
+		wantCode(t, err, artifacts.CodeTooLarge)
+		for _, s := range []string{"65536 bytes", "--snapshot-format incremental", "no version was used"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("message %q does not say %q", err, s)
+			}
+		}
+	}
+	ents, err := os.ReadDir(m.Scratch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != w.Dir() {
+		t.Errorf("scratch root holds %v, want only the workspace", ents)
+	}
+	// The archive of a tree just under the limit fits once compressed.
+	if err := w.Remove(ctx, "big.bin"); err != nil {
+		t.Fatal(err)
+	}
+	small := bytes.Repeat([]byte("a"), 60<<10)
+	if err := w.Write(ctx, "small.txt", small); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := st.Capabilities().FirstVersion; res.Version != first {
+		t.Errorf("the first snapshot that fits is version %d, want %d: a refused one used a number", res.Version, first)
+	}
+	if got := files(snapshotTree(t, m, scope, res.Version)); !maps.Equal(got, map[string]string{"small.txt": string(small)}) {
+		t.Errorf("snapshot holds %d files", len(got))
+	}
+	if ents, _ := os.ReadDir(m.Scratch()); len(ents) != 1 {
+		t.Errorf("scratch root holds %v after a spooled snapshot", ents)
+	}
+	if vs := snapshotVersions(t, st, scope); !slices.Equal(vs, []int64{res.Version}) {
+		t.Errorf("versions %v", vs)
+	}
 }

@@ -30,7 +30,8 @@ func hydrateTempName(dir string) string {
 
 // Kinds of Debris.
 const (
-	// DebrisArchive is a snapshot archive a hydration downloaded.
+	// DebrisArchive is a snapshot archive a hydration downloaded, or one
+	// a snapshot spooled to check its size before putting it.
 	DebrisArchive = "archive"
 	// DebrisExtraction is a tree being extracted, or an old tree set
 	// aside, by a hydration (".DIR.zipsafe-new-*", ".DIR.zipsafe-old-*").

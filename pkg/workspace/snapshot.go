@@ -120,13 +120,13 @@ var errSnapshotAborted = errors.New("snapshot aborted: the store stopped reading
 // index it records the version and the tree's state in it.
 func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
 	const op = "workspace snapshot"
-	if ix == nil {
-		// Nothing to compare with and nowhere to record the state: no walk.
-		return m.putSnapshot(ctx, root, scope, opts)
-	}
 	before, err := scanTree(root)
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, ".", err)
+	}
+	if ix == nil {
+		// Nothing to compare with and nowhere to record the state.
+		return m.putSnapshot(ctx, root, scope, opts, before)
 	}
 	if ix.TreeState == before.State && ix.Snapshotted() {
 		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, artifacts.Latest)
@@ -141,7 +141,7 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 			return SnapshotResult{}, err
 		}
 	}
-	res, err := m.putSnapshot(ctx, root, scope, opts)
+	res, err := m.putSnapshot(ctx, root, scope, opts, before)
 	if err != nil {
 		return res, err
 	}
@@ -158,10 +158,11 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 	return res, nil
 }
 
-// putSnapshot streams the tree under root into Store.Put.
-func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifacts.Scope, opts SnapshotOptions) (SnapshotResult, error) {
-	const op = "workspace snapshot"
-	pr, pw := io.Pipe()
+// putSnapshot streams the tree under root, which sc describes, into
+// Store.Put. A tree whose archive could be larger than the store's
+// largest payload is archived into a temporary file first (putSpooled),
+// so that one too large is refused before Put reserves a version.
+func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifacts.Scope, opts SnapshotOptions, sc treeScan) (SnapshotResult, error) {
 	var omitted []Omission
 	// Entries are typed as their directory lists them (no system call per
 	// entry); one that turns out to be of another type when it is opened
@@ -176,18 +177,45 @@ func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifact
 		}
 		return false
 	}
+	write := func(dst io.Writer) (zipsafe.WriteStats, error) {
+		return zipsafe.Write(dst, root, zipsafe.WriteOptions{
+			Limits:   m.opts.Limits,
+			Level:    m.opts.Level,
+			Exclude:  exclude,
+			Progress: opts.Progress,
+		})
+	}
+	var st zipsafe.WriteStats
+	var rec artifacts.Record
+	var err error
+	if limit := m.opts.Store.Capabilities().MaxArtifactBytes; limit > 0 && zipBound(sc) > limit {
+		st, rec, err = m.putSpooled(ctx, scope, write, limit)
+	} else {
+		st, rec, err = m.putStreamed(ctx, scope, write)
+	}
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	return SnapshotResult{
+		Scope: scope, Version: rec.Version,
+		Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes,
+		Skipped: len(omitted), Omitted: omitted,
+		Record: rec,
+	}, nil
+}
+
+// putStreamed streams the archive write makes through a pipe into
+// Store.Put, never whole in memory.
+func (m *Manager) putStreamed(ctx context.Context, scope artifacts.Scope, write func(io.Writer) (zipsafe.WriteStats, error)) (zipsafe.WriteStats, artifacts.Record, error) {
+	const op = "workspace snapshot"
+	pr, pw := io.Pipe()
 	type result struct {
 		st  zipsafe.WriteStats
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		st, err := zipsafe.Write(pw, root, zipsafe.WriteOptions{
-			Limits:   m.opts.Limits,
-			Level:    m.opts.Level,
-			Exclude:  exclude,
-			Progress: opts.Progress,
-		})
+		st, err := write(pw)
 		pw.CloseWithError(err)
 		done <- result{st, err}
 	}()
@@ -195,17 +223,9 @@ func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifact
 	pr.CloseWithError(errSnapshotAborted)
 	wr := <-done
 	if wr.err != nil && !errors.Is(wr.err, errSnapshotAborted) {
-		return SnapshotResult{}, zipError(op, scope, wr.err)
+		return wr.st, rec, zipError(op, scope, wr.err)
 	}
-	if err != nil {
-		return SnapshotResult{}, err
-	}
-	return SnapshotResult{
-		Scope: scope, Version: rec.Version,
-		Files: wr.st.Files, Dirs: wr.st.Dirs, Bytes: wr.st.Bytes,
-		Skipped: len(omitted), Omitted: omitted,
-		Record: rec,
-	}, nil
+	return wr.st, rec, err
 }
 
 // zipError turns an error of package zipsafe into an *artifacts.Error.

@@ -604,8 +604,12 @@ func (w *Workspace) EndTurn(ctx context.Context) (*SnapshotResult, error) {
 	w.stmu.Unlock()
 	if dirty && w.m.opts.Policy == SnapshotOnWrite {
 		res, ran, err := w.commit(ctx)
-		if err != nil || !ran {
-			return nil, err
+		if err != nil {
+			return nil, scopeError(artifacts.CodeNotPersisted, "workspace end turn", &w.scope, err,
+				"the workspace's changes since its last snapshot stay in the workspace, but the snapshot that stores them failed; the next write or end of turn retries it")
+		}
+		if !ran {
+			return nil, nil
 		}
 		return &res, nil
 	}

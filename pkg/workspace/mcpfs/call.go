@@ -116,6 +116,13 @@ func (c *call) message(err error) string {
 		return ae.Msg
 	}
 	switch ae.Code {
+	case artifacts.CodeNotPersisted:
+		// The cause may name the store's own paths: only its code.
+		what := c.info.path
+		if what == "" {
+			what = "the workspace"
+		}
+		return fmt.Sprintf("%s was changed in the workspace, but the snapshot that stores it failed (%s); the change stays in the workspace and the next write or end_turn retries the snapshot", what, errorCode(ae.Err))
 	case artifacts.CodeNotFound:
 		return p + " does not exist"
 	case artifacts.CodePermission:

@@ -100,6 +100,15 @@ type ScopeSlotCounter interface {
 	ScopeSlots(ctx context.Context) (int, error)
 }
 
+// NameSlotCounter is implemented by drivers whose layout claims a
+// capacity slot for every name a scope ever held (the Erlang layouts):
+// deleting a name does not give its slot back.
+type NameSlotCounter interface {
+	// NameSlots returns the number of name slots the scope ever took
+	// (0 for a scope the store has never held).
+	NameSlots(ctx context.Context, scope Scope) (int, error)
+}
+
 // Locker is implemented by drivers whose stores maintenance runs (fs
 // repair, artifacts prune, unlock) can lock: the driver says where its
 // layout keeps the lock, out of sight of every listing and scan of the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
@@ -46,6 +47,32 @@ func (s *Store) ScopeSlots(ctx context.Context) (int, error) {
 		}
 		if err != nil {
 			return 0, ioErr(op, err)
+		}
+	}
+	return n, nil
+}
+
+var _ artifacts.NameSlotCounter = (*Store)(nil)
+
+// NameSlots counts the name slot files (.adk-name-slot-K.reserve) of the
+// scope: every name it ever held, since a put claims one for each new name
+// and nothing removes them. A scope the store never held has none.
+func (s *Store) NameSlots(ctx context.Context, scope artifacts.Scope) (int, error) {
+	const op = "count name slots"
+	if err := artifacts.CheckContext(ctx, op); err != nil {
+		return 0, err
+	}
+	names, err := readNames(filepath.Join(s.scopes, scope.Hash(), NamesDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, ioErr(op, err).With(scope, "", artifacts.NoVersion)
+	}
+	n := 0
+	for _, name := range names {
+		if _, ok := ParseSlot(name, NameSlotPrefix); ok {
+			n++
 		}
 	}
 	return n, nil

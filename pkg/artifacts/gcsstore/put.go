@@ -457,3 +457,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, minChunk+1); return &b }}
+
+var _ artifacts.NameSlotCounter = (*Store)(nil)
+
+// NameSlots counts the scope's name prefixes, as a put does before it
+// creates a name (checkCapacity): a deleted name's prefix keeps its
+// reservations, so it stays counted.
+func (s *Store) NameSlots(ctx context.Context, scope artifacts.Scope) (int, error) {
+	const op = "count name slots"
+	names, err := s.listPrefixes(ctx, s.namesPrefix(scope.Hash()), s.opts.MaxScanEntries/2)
+	if err != nil {
+		return 0, classify(ctx, op, err, "listing the names of %s", scope)
+	}
+	return len(names), nil
+}

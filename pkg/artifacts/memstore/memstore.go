@@ -700,3 +700,19 @@ func (s *Store) Usage(scope artifacts.Scope) (scopeBytes int64, scopeVersions in
 	}
 	return scopeBytes, scopeVersions, s.totalBytes, s.totalVersions
 }
+
+var _ artifacts.NameSlotCounter = (*Store)(nil)
+
+// NameSlots returns the number of names the scope ever held: deleted ones
+// keep their slot, as in the v1 layout.
+func (s *Store) NameSlots(ctx context.Context, scope artifacts.Scope) (int, error) {
+	if err := artifacts.CheckContext(ctx, "count name slots"); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if sc := s.scopes[scope]; sc != nil {
+		return len(sc.names), nil
+	}
+	return 0, nil
+}

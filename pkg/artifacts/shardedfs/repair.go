@@ -133,3 +133,18 @@ func (s *Store) DeleteBroken(ctx context.Context, scope artifacts.Scope, name st
 	}
 	return st.DeleteBroken(ctx, scope, name, ref)
 }
+
+var _ artifacts.NameSlotCounter = (*Store)(nil)
+
+// NameSlots counts the name slots of the scope in its shard (0 when the
+// scope has no shard).
+func (s *Store) NameSlots(ctx context.Context, scope artifacts.Scope) (int, error) {
+	st, err := s.shard("count name slots", scope, false, "no shard")
+	if artifacts.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return st.NameSlots(ctx, scope)
+}

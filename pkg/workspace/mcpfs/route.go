@@ -290,8 +290,21 @@ func (r refFS) open(_ context.Context, rel string) (handle, error) {
 // ---- /memory
 
 // memFS is the user's long-term memory: one artifact per file in the
-// user scope; directories are the names' slash-separated prefixes.
+// user scope; directories are the names' slash-separated prefixes. A
+// file's artifact name is its path below /memory behind the layout's
+// user-scope prefix (Capabilities.UserNamePrefix, "user:" on Google ADK's
+// layouts), which the route adds and removes: the model never sees it.
 type memFS struct{ c *call }
+
+// name is the artifact name of the memory file rel.
+func (m *memFS) name(rel string) string {
+	return m.store().Capabilities().UserNamePrefix + rel
+}
+
+// memoryNameReserve is the share of a scope's name slots (1/10) that the
+// /memory route leaves to the runtime and other sessions: it creates no
+// new name once the user scope has used the rest.
+const memoryNameReserve = 10
 
 func (m *memFS) scope() artifacts.Scope {
 	sc := m.c.ss.scope
@@ -304,12 +317,16 @@ func (m *memFS) store() *artifacts.Store { return m.c.s.opts.Memory }
 // MaxEntries+1 of them.
 func (m *memFS) names(ctx context.Context, dir string) ([]artifacts.NameEntry, error) {
 	var out []artifacts.NameEntry
-	cursor := ""
+	strip := m.store().Capabilities().UserNamePrefix
+	pre := strip
 	if dir != "." {
-		// Names sort bytewise, so those under dir/ follow dir/ (minus one
-		// byte, to start just before it).
-		cursor = dir + "/"
-		cursor = cursor[:len(cursor)-1] + string(rune('/'-1))
+		pre += dir + "/"
+	}
+	cursor := ""
+	if pre != "" {
+		// Names sort bytewise, so those beginning with pre follow pre
+		// (minus one byte, to start just before it).
+		cursor = pre[:len(pre)-1] + string(pre[len(pre)-1]-1)
 	}
 	for {
 		page, err := m.store().ListNames(ctx, m.scope(), artifacts.ListOptions{Cursor: cursor})
@@ -320,12 +337,13 @@ func (m *memFS) names(ctx context.Context, dir string) ([]artifacts.NameEntry, e
 			return nil, err
 		}
 		for _, e := range page.Items {
-			if dir != "." && !strings.HasPrefix(e.Name, dir+"/") {
-				if e.Name > dir+"/" {
+			if !strings.HasPrefix(e.Name, pre) {
+				if e.Name > pre {
 					return out, nil
 				}
 				continue
 			}
+			e.Name = strings.TrimPrefix(e.Name, strip)
 			out = append(out, e)
 			if len(out) > m.c.s.limits.MaxEntries {
 				return out, nil
@@ -342,7 +360,7 @@ func (m *memFS) stat(ctx context.Context, rel string) (fs.FileInfo, error) {
 	if rel == "." {
 		return memInfo{name: "memory", dir: true}, nil
 	}
-	rec, err := m.store().Stat(ctx, m.scope(), rel, artifacts.Latest)
+	rec, err := m.store().Stat(ctx, m.scope(), m.name(rel), artifacts.Latest)
 	if err == nil {
 		return memInfo{name: path.Base(rel), size: rec.Size, mod: rec.Created()}, nil
 	}
@@ -365,7 +383,7 @@ func (m *memFS) list(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 		return nil, err
 	}
 	if rel != "." && len(names) == 0 {
-		if _, err := m.store().Stat(ctx, m.scope(), rel, artifacts.Latest); err == nil {
+		if _, err := m.store().Stat(ctx, m.scope(), m.name(rel), artifacts.Latest); err == nil {
 			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "%q is not a directory", rel)
 		}
 		return nil, artifacts.Errorf(artifacts.CodeNotFound, "mcp", nil, "%q does not exist", rel)
@@ -418,7 +436,7 @@ func (m *memFS) open(ctx context.Context, rel string) (handle, error) {
 	if rel == "." {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "/memory is a directory")
 	}
-	rd, err := m.store().Get(ctx, m.scope(), rel, artifacts.Latest)
+	rd, err := m.store().Get(ctx, m.scope(), m.name(rel), artifacts.Latest)
 	if err != nil {
 		if artifacts.IsNotFound(err) {
 			if fi, serr := m.stat(ctx, rel); serr == nil && fi.IsDir() {
@@ -438,18 +456,65 @@ func (m *memFS) put(ctx context.Context, rel string, data []byte) error {
 	if rel == "." {
 		return artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "/memory is a directory")
 	}
-	if fi, err := m.stat(ctx, rel); err == nil && fi.IsDir() {
+	fi, err := m.stat(ctx, rel)
+	switch {
+	case err == nil && fi.IsDir():
 		return artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "%q is a directory", rel)
+	case artifacts.IsNotFound(err):
+		if err := m.checkNameSlots(ctx, rel); err != nil {
+			return err
+		}
 	}
 	refund, err := m.c.chargeMemory(ctx, rel, int64(len(data)))
 	if err != nil {
 		return err
 	}
-	if _, err := m.store().Put(ctx, m.scope(), rel, bytes.NewReader(data), artifacts.PutOptions{MIMEType: mimeOf(rel)}); err != nil {
+	if _, err := m.store().Put(ctx, m.scope(), m.name(rel), bytes.NewReader(data), artifacts.PutOptions{MIMEType: mimeOf(rel)}); err != nil {
 		refund()
-		return err
+		return memError(rel, err)
 	}
 	return nil
+}
+
+// checkNameSlots refuses a new memory file when the user scope has used
+// all but the reserve (1/memoryNameReserve) of its name slots, on a layout
+// whose scopes hold a finite number of names in their lifetime (deleting
+// one does not give its slot back): the model cannot use up the names
+// that the runtime and the user's other sessions need. Two sessions
+// creating names at once may both pass; the reserve absorbs that.
+func (m *memFS) checkNameSlots(ctx context.Context, rel string) error {
+	caps := m.store().Capabilities()
+	if caps.NoCeilings {
+		return nil
+	}
+	used, err := m.store().NameSlots(ctx, m.scope())
+	switch {
+	case artifacts.CodeOf(err) == artifacts.CodeUnsupported:
+		return nil
+	case err != nil:
+		return memError(rel, err)
+	}
+	capacity := caps.NameCapacity()
+	reserve := max(capacity/memoryNameReserve, 1)
+	if used < capacity-reserve {
+		return nil
+	}
+	return artifacts.Errorf(artifacts.CodeNameCapacity, "mcp", nil,
+		"%s/%s would be a new memory file, but the user's memory has used %d of its %d names (on this store a deleted file's name is never given back) and the last %d are kept for the runtime and other sessions: write into an existing memory file instead (list_directory %s shows them)",
+		RouteMemory, rel, used, capacity, reserve, RouteMemory)
+}
+
+// memError says what a store error of the memory file rel means without
+// the store's own words where they may name host paths or the layout's
+// name prefix (its capacity errors).
+func memError(rel string, err error) error {
+	switch code := artifacts.CodeOf(err); code {
+	case artifacts.CodeNameCapacity, artifacts.CodeScopeCapacity:
+		return artifacts.Errorf(code, "mcp", nil, "%s/%s cannot be created: the store has no room for another name in the user's memory (%s); write into an existing memory file instead", RouteMemory, rel, strings.ToUpper(string(code)))
+	case artifacts.CodeVersionCapacity:
+		return artifacts.Errorf(code, "mcp", nil, "%s/%s has used all the versions the store gives one file (%s); write a new memory file instead", RouteMemory, rel, strings.ToUpper(string(code)))
+	}
+	return err
 }
 
 func (m *memFS) write(ctx context.Context, rel string, data []byte) error {
@@ -477,7 +542,7 @@ func (m *memFS) readAll(ctx context.Context, rel string) ([]byte, error) {
 // mkdir succeeds: /memory's directories exist as soon as a file below
 // them does.
 func (m *memFS) mkdir(ctx context.Context, rel string) error {
-	if _, err := m.store().Stat(ctx, m.scope(), rel, artifacts.Latest); err == nil {
+	if _, err := m.store().Stat(ctx, m.scope(), m.name(rel), artifacts.Latest); err == nil {
 		return artifacts.Errorf(artifacts.CodeConflict, "mcp", nil, "%q is a file", rel)
 	}
 	return nil
@@ -487,7 +552,7 @@ func (m *memFS) remove(ctx context.Context, rel string) error {
 	if rel == "." {
 		return artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "/memory itself cannot be removed")
 	}
-	_, err := m.store().Delete(ctx, m.scope(), rel, artifacts.Selector{Kind: artifacts.SelectAll})
+	_, err := m.store().Delete(ctx, m.scope(), m.name(rel), artifacts.Selector{Kind: artifacts.SelectAll})
 	return err
 }
 

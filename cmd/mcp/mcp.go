@@ -150,9 +150,11 @@ with code QUOTA_EXCEEDED, the limit that bound (limit: turn_bytes, bytes,
 files or entries) and what is left under each limit set (remaining_bytes,
 remaining_files, remaining_entries), and nothing was written. A missing workspace is hydrated
 from its latest snapshot on first touch; --snapshot on-write (default)
-answers a write only once the workspace's snapshot is stored,
-end-of-turn snapshots when the runtime calls the end_turn tool (list it
-with --tools) and on shutdown, off never. A write to /workspace is atomic
+answers a write only once a snapshot holding it is stored (writes that
+arrive while one is stored share the next; a write whose snapshot failed
+answers NOT_PERSISTED: the change stays and the next write or end_turn
+stores it), end-of-turn snapshots when the runtime calls the end_turn
+tool (list it with --tools) and on shutdown, off never. A write to /workspace is atomic
 (a temporary file renamed into place) but not fsynced: the scratch
 directory is a cache of the snapshots, and a machine crash may lose the
 writes since the last snapshot. --durable-writes fsyncs each one before

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentstore/agentstore/internal/testfixtures"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 )
@@ -143,29 +144,6 @@ func TestGroupCommitConcurrent(t *testing.T) {
 	}
 }
 
-// breakStore makes every Put of the filesystem store under dir fail (its
-// v1 directory is moved aside and a file takes its place); the returned
-// function mends it.
-func breakStore(t *testing.T, dir string) func() {
-	t.Helper()
-	v1 := filepath.Join(dir, "v1")
-	if err := os.Rename(v1, v1+".aside"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(v1, []byte("not a directory"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		t.Helper()
-		if err := os.Remove(v1); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(v1+".aside", v1); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestNotPersisted: under SnapshotOnWrite a change whose snapshot fails
 // stays in the workspace and returns CodeNotPersisted naming it (never a
 // refusal's code), and the next write, or EndTurn, publishes it.
@@ -203,7 +181,7 @@ func TestNotPersisted(t *testing.T) {
 				if err := w.Write(ctx, "a.txt", []byte("A")); err != nil {
 					t.Fatal(err)
 				}
-				mend := breakStore(t, dir)
+				mend := testfixtures.BreakFSStore(t, dir)
 				err = tt.change(ctx, w)
 				wantCode(t, err, artifacts.CodeNotPersisted)
 				if msg := err.Error(); !strings.Contains(msg, fmt.Sprintf("%q", tt.named)) || !strings.Contains(msg, "retries") {

@@ -2,37 +2,14 @@ package mcpfs
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentstore/agentstore/internal/testfixtures"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
-
-// breakStore makes every Put of the env's filesystem store fail (its v1
-// directory is moved aside and a file takes its place) and returns the
-// function that mends it.
-func breakStore(t *testing.T, e *env) func() {
-	t.Helper()
-	v1 := filepath.Join(e.dir, "store", "v1")
-	if err := os.Rename(v1, v1+".aside"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(v1, []byte("not a directory"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		t.Helper()
-		if err := os.Remove(v1); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(v1+".aside", v1); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestNotPersisted: under --snapshot on-write a write whose snapshot
 // fails answers NOT_PERSISTED (not PERMISSION_DENIED, the code of a
@@ -44,7 +21,7 @@ func TestNotPersisted(t *testing.T) {
 		o.server.Tools = []string{"write_file", "read_text_file", "delete_file", "end_turn"}
 	})
 	e.mustOK("write_file", map[string]any{"path": "a.txt", "content": "A"})
-	mend := breakStore(t, e)
+	mend := testfixtures.BreakFSStore(t, filepath.Join(e.dir, "store"))
 	msg := e.mustFail("write_file", map[string]any{"path": "b.txt", "content": "B"}, "NOT_PERSISTED")
 	for _, s := range []string{"/workspace/b.txt", "end_turn", "retries"} {
 		if !strings.Contains(msg, s) {

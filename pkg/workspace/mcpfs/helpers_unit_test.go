@@ -12,42 +12,6 @@ import (
 	"github.com/agentstore/agentstore/pkg/workspace"
 )
 
-func TestGlob(t *testing.T) {
-	tests := []struct {
-		pattern, path string
-		want          bool
-	}{
-		{"*.csv", "a.csv", true},
-		{"*.csv", "d/a.csv", false},
-		{"**/*.csv", "a.csv", true},
-		{"**/*.csv", "d/e/a.csv", true},
-		{"d/**", "d/e/a.csv", true},
-		{"d/**", "e/a.csv", false},
-		{"*.{csv,md}", "a.md", true},
-		{"*.{csv,md}", "a.txt", false},
-		{".*", ".hidden", true},
-		{"a?c", "abc", true},
-		{"[ab]*", "cat", false},
-		{"**", "x/y/z", true},
-		{"**/node_modules/**", "a/node_modules/b/c", true},
-	}
-	for _, tt := range tests {
-		g, ok := compileGlob(tt.pattern)
-		if !ok {
-			t.Fatalf("compile %q", tt.pattern)
-		}
-		if got := g.match(tt.path); got != tt.want {
-			t.Errorf("%q matches %q = %v, want %v", tt.pattern, tt.path, got, tt.want)
-		}
-	}
-	if _, ok := compileGlob("[a"); ok {
-		t.Error("bad glob compiled")
-	}
-	if n := len(expandBraces(strings.Repeat("{a,b}", 20), maxBraceAlternatives)); n != maxBraceAlternatives {
-		t.Errorf("brace expansion gave %d alternatives", n)
-	}
-}
-
 func TestUnifiedDiff(t *testing.T) {
 	tests := []struct {
 		name, old, new string

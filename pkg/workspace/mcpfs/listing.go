@@ -211,9 +211,9 @@ func directoryTree(ctx context.Context, c *call, raw json.RawMessage) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	ex, bad := compileExcludes(a.ExcludePatterns, true)
-	if bad != "" {
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "exclude pattern %q is not a valid glob", bad)
+	ex, err := compileExcludes(a.ExcludePatterns, true)
+	if err != nil {
+		return nil, err
 	}
 	if fi, err := t.fs.stat(ctx, t.rel); err != nil {
 		return nil, err
@@ -261,13 +261,13 @@ func searchFiles(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallTo
 	if err := need("pattern", a.Pattern); err != nil {
 		return nil, err
 	}
-	g, ok := compileGlob(a.Pattern)
-	if !ok {
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "pattern %q is not a valid glob", a.Pattern)
+	g, err := compileGlob(a.Pattern)
+	if err != nil {
+		return nil, badGlob("pattern", a.Pattern, err)
 	}
-	ex, bad := compileExcludes(a.ExcludePatterns, false)
-	if bad != "" {
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "exclude pattern %q is not a valid glob", bad)
+	ex, err := compileExcludes(a.ExcludePatterns, false)
+	if err != nil {
+		return nil, err
 	}
 	t, err := c.target(a.Path)
 	if err != nil {
@@ -351,9 +351,9 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 	}
 	var inc glob
 	if a.Include != "" {
-		g, ok := compileGlob(a.Include)
-		if !ok {
-			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "include %q is not a valid glob", a.Include)
+		g, err := compileGlob(a.Include)
+		if err != nil {
+			return nil, badGlob("include", a.Include, err)
 		}
 		inc = g
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // refMatchSegs is the matcher glob.go had before the state-set one: it
@@ -174,27 +173,19 @@ func TestGlobChain(t *testing.T) {
 	e := newEnv(t, nil)
 	e.wsFile(filepath.Join(chain(30, "b")), "bottom\n")
 	e.wsFile("b", "top\n") // matches no pattern of 12 pairs
-	type out struct {
-		search, tree string
+	search, code := answerWithin(t, e, "search_files", map[string]any{"path": "/workspace", "pattern": pairs(12)})
+	if code != "" {
+		t.Fatalf("search_files: %s", search)
 	}
-	done := make(chan out, 1)
-	go func() {
-		var o out
-		o.search = allText(e.call("search_files", map[string]any{"path": "/workspace", "pattern": pairs(12)}))
-		o.tree = allText(e.call("directory_tree", map[string]any{"path": "/workspace", "excludePatterns": []string{pairs(12)}}))
-		done <- o
-	}()
-	var o out
-	select {
-	case o = <-done:
-	case <-time.After(30 * time.Second): // a hang guard, not a timing assertion
-		t.Fatal("search_files and directory_tree with a 12-pair glob did not answer in 30 s")
+	tree, code := answerWithin(t, e, "directory_tree", map[string]any{"path": "/workspace", "excludePatterns": []string{pairs(12)}})
+	if code != "" {
+		t.Fatalf("directory_tree: %s", tree)
 	}
-	if want := "/workspace/" + chain(30, "b"); o.search != want {
-		t.Errorf("search_files: %q, want %q", o.search, want)
+	if want := "/workspace/" + chain(30, "b"); search != want {
+		t.Errorf("search_files: %q, want %q", search, want)
 	}
-	if strings.Count(o.tree, `"name": "b"`) != 1 || strings.Count(o.tree, `"name": "a"`) != 30 {
-		t.Errorf("directory_tree did not exclude exactly the bottom b: %s", o.tree)
+	if strings.Count(tree, `"name": "b"`) != 1 || strings.Count(tree, `"name": "a"`) != 30 {
+		t.Errorf("directory_tree did not exclude exactly the bottom b: %s", tree)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -150,6 +149,11 @@ func (w *walker) walk(ctx context.Context, dir string, depth int, fn func(rel st
 		return err
 	}
 	for _, e := range ents {
+		// A cancelled or timed-out call stops between entries, not only
+		// between directories.
+		if ctx.Err() != nil {
+			return artifacts.CheckContext(ctx, "mcp")
+		}
 		rel := path.Join(dir, e.Name())
 		if w.exclude.excluded(rel) {
 			continue
@@ -339,9 +343,9 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 	if err := need("pattern", a.Pattern); err != nil {
 		return nil, err
 	}
-	re, err := regexp.Compile(a.Pattern)
+	re, err := compileGrep(a.Pattern)
 	if err != nil {
-		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "pattern %q is not a regular expression (RE2 syntax): %v", a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, err
 	}
 	limit := c.s.limits.MaxMatches
 	if n, ok, err := lineCount("maxMatches", a.MaxMatches); err != nil {
@@ -367,10 +371,16 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 	var out []string
 	budget := c.s.limits.MaxReadBytes
 	full := false
-	// One reader and one line buffer serve every file.
+	// One reader and one line buffer serve every file; lines are read one
+	// by one, at most 1 MiB of each kept, so memory does not grow with
+	// the files.
 	br := bufio.NewReaderSize(nil, 64<<10)
 	var line []byte
+	work := grepBudget{ctx: ctx, insts: re.insts}
 	scan := func(rel string, vpath string) error {
+		if err := artifacts.CheckContext(ctx, "mcp"); err != nil {
+			return err
+		}
 		h, err := t.fs.open(ctx, rel)
 		if err != nil {
 			return nil // gone, a link, or refused: not searched
@@ -386,7 +396,11 @@ func grepTool(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolR
 			if len(line) == 0 && err != nil {
 				return nil
 			}
-			if !re.Match(line) {
+			matched := re.match(ctx, line)
+			if cerr := work.spend(len(line)); cerr != nil {
+				return cerr
+			}
+			if !matched {
 				if err != nil {
 					return nil
 				}

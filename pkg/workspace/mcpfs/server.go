@@ -3,6 +3,7 @@ package mcpfs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,12 +52,16 @@ type Limits struct {
 	// MaxRequestBytes is the largest request message (stdio line or HTTP
 	// body) accepted; a larger one gets a clean error.
 	MaxRequestBytes int64
+	// CallTimeout is the longest one tool call may run; a call that
+	// reaches it stops and answers a TIMEOUT error.
+	CallTimeout time.Duration
 }
 
 // DefaultLimits returns the default limits: 1 MiB per read, 20,000
-// entries 32 levels deep per walk, 100 grep matches, 4 MiB per request.
+// entries 32 levels deep per walk, 100 grep matches, 4 MiB per request,
+// 30 seconds per call.
 func DefaultLimits() Limits {
-	return Limits{MaxReadBytes: 1 << 20, MaxEntries: 20_000, MaxDepth: 32, MaxMatches: 100, MaxRequestBytes: 4 << 20}
+	return Limits{MaxReadBytes: 1 << 20, MaxEntries: 20_000, MaxDepth: 32, MaxMatches: 100, MaxRequestBytes: 4 << 20, CallTimeout: 30 * time.Second}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -75,6 +80,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxRequestBytes <= 0 {
 		l.MaxRequestBytes = d.MaxRequestBytes
+	}
+	if l.CallTimeout <= 0 {
+		l.CallTimeout = d.CallTimeout
 	}
 	return l
 }
@@ -310,7 +318,7 @@ func (s *Server) run(ss *session, t *toolDef) toolFunc {
 		start := s.opts.Now()
 		info := &callInfo{}
 		c := &call{s: s, ss: ss, info: info}
-		res, err := t.run(ctx, c, raw)
+		res, err := s.runBounded(ctx, c, t, raw)
 		code := "OK"
 		if err != nil {
 			res = c.errorResult(err)
@@ -320,6 +328,23 @@ func (s *Server) run(ss *session, t *toolDef) toolFunc {
 		return res
 	}
 }
+
+// runBounded runs a tool's function under the call's deadline
+// (Limits.CallTimeout); a call that fails once it passed fails with
+// CodeTimeout, saying so.
+func (s *Server) runBounded(ctx context.Context, c *call, t *toolDef, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.limits.CallTimeout, errCallTimeout)
+	defer cancel()
+	res, err := t.run(ctx, c, raw)
+	if err != nil && context.Cause(ctx) == errCallTimeout {
+		err = artifacts.Errorf(artifacts.CodeTimeout, "mcp", nil, "the call did not finish within its time limit of %s; a search or listing can be narrowed by its path, pattern or include", s.limits.CallTimeout)
+	}
+	return res, err
+}
+
+// errCallTimeout is the cause of a call's context that ran past
+// Limits.CallTimeout.
+var errCallTimeout = errors.New("the call's time limit passed")
 
 func (s *Server) auditCall(scope artifacts.Scope, tool string, info *callInfo, code string, d time.Duration) {
 	args := []any{

@@ -30,7 +30,7 @@ import (
 // in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
 	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "audit-log",
-	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches",
+	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches", "call-timeout",
 	"max-sessions", "session-idle", "durable-writes",
 	"max-mcp-sessions", "max-mcp-sessions-total", "http-read-timeout", "http-write-timeout", "http-idle-timeout", "http-max-conns"}
 
@@ -91,6 +91,7 @@ type limitFlags struct {
 	MaxEntries      int
 	MaxDepth        int
 	MaxMatches      int
+	CallTimeout     time.Duration
 }
 
 // The values of --snapshot.
@@ -223,6 +224,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.IntVar(&opts.Limits.MaxEntries, "max-entries", 0, fmt.Sprintf("entries directory_tree, search_files and grep visit per call (default %d)", d.MaxEntries))
 	fl.IntVar(&opts.Limits.MaxDepth, "max-depth", 0, fmt.Sprintf("directory levels they descend (default %d)", d.MaxDepth))
 	fl.IntVar(&opts.Limits.MaxMatches, "max-matches", 0, fmt.Sprintf("grep matches per call, default and ceiling (default %d)", d.MaxMatches))
+	fl.Var(duration.NewValue(&opts.Limits.CallTimeout, d.CallTimeout), "call-timeout", "longest one tool call may run; past it the call stops and answers TIMEOUT")
 	_ = cmd.RegisterFlagCompletionFunc("profile", fixed(string(mcpfs.ProfileReadOnly), string(mcpfs.ProfileReadWrite)))
 	_ = cmd.RegisterFlagCompletionFunc("snapshot", fixed(SnapshotOnWrite, SnapshotEndOfTurn, SnapshotOff))
 	_ = cmd.RegisterFlagCompletionFunc("memory", fixed("on", "off"))
@@ -271,6 +273,9 @@ func (o *Options) check() error {
 	}
 	if o.MaxSessions < 1 {
 		return cmdutil.Usagef("--max-sessions %d: want at least 1", o.MaxSessions)
+	}
+	if o.Limits.CallTimeout <= 0 {
+		return cmdutil.Usagef("--call-timeout %s: want a positive duration such as 30s", o.Limits.CallTimeout)
 	}
 	if o.SessionIdle <= 0 {
 		return cmdutil.Usagef("--session-idle %s: want a positive duration such as 30m", o.SessionIdle)
@@ -372,6 +377,7 @@ func run(ctx context.Context, opts *Options) error {
 	lim.MaxReadBytes, _ = cmdutil.ParseSize(opts.Limits.MaxReadBytes)
 	lim.MaxRequestBytes, _ = cmdutil.ParseSize(opts.Limits.MaxRequestBytes)
 	lim.MaxEntries, lim.MaxDepth, lim.MaxMatches = opts.Limits.MaxEntries, opts.Limits.MaxDepth, opts.Limits.MaxMatches
+	lim.CallTimeout = opts.Limits.CallTimeout
 	so := mcpfs.Options{
 		Manager: m, Profile: mcpfs.Profile(opts.Profile), Tools: opts.Tools,
 		Limits: lim, Logger: logger, Audit: audit, Name: "agentstore", Version: opts.Version, Now: opts.Now,

@@ -166,9 +166,10 @@ func TestGlobLimits(t *testing.T) {
 }
 
 // TestGlobChain: the 12-pair pattern over a chain of 30 directories named
-// a, as search_files and directory_tree's excludePatterns, answers with
-// the right result (the recursive matcher took seconds per path, minutes
-// for the walk: the hang guard fails it).
+// a, as search_files' pattern, and eight alternatives of a 15-pair one as
+// directory_tree's excludePatterns, answer with the right result. The
+// recursive matcher took seconds a path for the first and minutes for
+// the second: the hang guard fails it.
 func TestGlobChain(t *testing.T) {
 	e := newEnv(t, nil)
 	e.wsFile(filepath.Join(chain(30, "b")), "bottom\n")
@@ -177,7 +178,8 @@ func TestGlobChain(t *testing.T) {
 	if code != "" {
 		t.Fatalf("search_files: %s", search)
 	}
-	tree, code := answerWithin(t, e, "directory_tree", map[string]any{"path": "/workspace", "excludePatterns": []string{pairs(12)}})
+	eight := "{" + strings.Repeat(pairs(15)+",", 7) + pairs(15) + "}"
+	tree, code := answerWithin(t, e, "directory_tree", map[string]any{"path": "/workspace", "excludePatterns": []string{eight}})
 	if code != "" {
 		t.Fatalf("directory_tree: %s", tree)
 	}

@@ -331,15 +331,27 @@ func (s *Server) run(ss *session, t *toolDef) toolFunc {
 
 // runBounded runs a tool's function under the call's deadline
 // (Limits.CallTimeout); a call that fails once it passed fails with
-// CodeTimeout, saying so.
+// CodeTimeout, saying so. A change that was made but whose snapshot the
+// deadline cut short keeps its CodeNotPersisted: saying only TIMEOUT
+// would report an applied change as failed.
 func (s *Server) runBounded(ctx context.Context, c *call, t *toolDef, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.limits.CallTimeout, errCallTimeout)
 	defer cancel()
 	res, err := t.run(ctx, c, raw)
 	if err != nil && context.Cause(ctx) == errCallTimeout {
-		err = artifacts.Errorf(artifacts.CodeTimeout, "mcp", nil, "the call did not finish within its time limit of %s; a search or listing can be narrowed by its path, pattern or include", s.limits.CallTimeout)
+		err = s.timeoutError(err)
 	}
 	return res, err
+}
+
+// timeoutError is the error of a call whose deadline passed before it
+// finished with err.
+func (s *Server) timeoutError(err error) error {
+	if artifacts.CodeOf(err) == artifacts.CodeNotPersisted {
+		return artifacts.Errorf(artifacts.CodeNotPersisted, "mcp", nil,
+			"%s (the snapshot did not finish within the call's time limit of %s)", artifacts.ReasonOf(err), s.limits.CallTimeout)
+	}
+	return artifacts.Errorf(artifacts.CodeTimeout, "mcp", nil, "the call did not finish within its time limit of %s; a search or listing can be narrowed by its path, pattern or include", s.limits.CallTimeout)
 }
 
 // errCallTimeout is the cause of a call's context that ran past

@@ -161,18 +161,18 @@ func cmdADKGCSCheckFixture(ts *testscript.TestScript, neg bool, args []string) {
 // pad makes decimal strings sort by value.
 func pad(s string) string { return strings.Repeat("0", 20-len(s)) + s }
 
-// emulatorBackendArgs are the backend flags of the script's emulator: the
-// memory backend, or with GCS_EMULATOR_BACKEND=filesystem the filesystem
-// backend below $WORK/gcsfs.
-func emulatorBackendArgs(ts *testscript.TestScript) []string {
+// emulatorBackend is the storage root of the script's emulator: "" for
+// the memory backend, or with GCS_EMULATOR_BACKEND=filesystem the
+// directory $WORK/gcsfs, where it keeps its objects as files.
+func emulatorBackend(ts *testscript.TestScript) string {
 	switch b := ts.Getenv("GCS_EMULATOR_BACKEND"); b {
 	case "", "memory":
-		return []string{"-backend", "memory"}
+		return ""
 	case "filesystem":
-		return []string{"-backend", "filesystem", "-filesystem-root", ts.MkAbs("gcsfs")}
+		return ts.MkAbs("gcsfs")
 	default:
 		ts.Fatalf("GCS_EMULATOR_BACKEND=%s: want memory or filesystem", b)
-		return nil
+		return ""
 	}
 }
 

@@ -1,10 +1,11 @@
 package cmd
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/storage"
+	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/rogpeppe/go-internal/testscript"
 	"google.golang.org/api/option"
 
@@ -29,8 +31,8 @@ import (
 )
 
 // The testscript commands of the Cloud Storage scripts
-// (testdata/script/gcs_*.txtar), run against fake-gcs-server's real binary
-// (a tool of go.mod, built once per test process):
+// (testdata/script/gcs_*.txtar), run against fake-gcs-server served by
+// this test binary (the program fake-gcs-server, see fakeGCSServerMain):
 //
 //	gcs-emulator start BUCKET [fixture]   start the emulator on a free loopback port with BUCKET
 //	                                      (holding the Erlang GCS fixture when "fixture" is given)
@@ -54,6 +56,7 @@ func init() {
 	scriptCmds["gcs-put-artifact"] = cmdGCSPutArtifact
 	scriptCmds["gcs-blackhole"] = cmdGCSBlackhole
 	scriptCmds["gcs-check-fixture"] = cmdGCSCheckFixture
+	scriptPrograms["fake-gcs-server"] = fakeGCSServerMain
 	scriptSetups = append(scriptSetups, func(env *testscript.Env) error {
 		// A developer's emulator must not leak into the scripts.
 		env.Setenv("STORAGE_EMULATOR_HOST", "")
@@ -61,41 +64,59 @@ func init() {
 	})
 }
 
-// fakeGCSServer is the emulator's binary, built once per test process.
-var fakeGCSServer struct {
-	once sync.Once
-	path string
-	err  error
+// fakeGCSServerMain is the program fake-gcs-server of the scripts: this
+// test binary serving fake-gcs-server's handler (the fakestorage package,
+// at the version go.mod requires) over HTTP on a free loopback port, as the
+// emulator's own binary does, so that no test builds that binary. Its
+// flags:
+//
+//	-data DIR              preload: every top-level directory of DIR is a bucket,
+//	                       every file below it an object named by its slash path
+//	-filesystem-root DIR   keep the objects as files below DIR (default: in memory)
+//
+// It writes the address it serves on (127.0.0.1:PORT) as its first line of
+// stdout, then serves until it is killed.
+func fakeGCSServerMain() {
+	fl := flag.NewFlagSet("fake-gcs-server", flag.ContinueOnError)
+	data := fl.String("data", "", "preload the buckets and objects below `DIR`")
+	root := fl.String("filesystem-root", "", "keep the objects as files below `DIR` (default: in memory)")
+	if err := fl.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if fl.NArg() != 0 {
+		fmt.Fprintf(os.Stderr, "fake-gcs-server: unexpected arguments %q\n", fl.Args())
+		os.Exit(2)
+	}
+	if err := serveFakeGCS(*data, *root); err != nil {
+		fmt.Fprintf(os.Stderr, "fake-gcs-server: %v\n", err)
+		os.Exit(1)
+	}
 }
 
-// emulatorBinary returns the path of fake-gcs-server's binary, built from
-// the module cache at the version go.mod requires (a tool of go.mod). "go
-// tool -n" builds it into the build cache, or finds it there, and prints its
-// path, so nothing is left behind and later runs reuse it. Failing to build
-// it fails the scripts that need it: the GCS suite is never skipped.
-func emulatorBinary() (string, error) {
-	fakeGCSServer.once.Do(func() {
-		goCmd, err := exec.LookPath("go")
-		if err != nil {
-			fakeGCSServer.err = fmt.Errorf("the go command, needed to build fake-gcs-server, is not on PATH: %v", err)
-			return
-		}
-		var stderr bytes.Buffer
-		c := exec.Command(goCmd, "tool", "-n", "fake-gcs-server")
-		c.Stderr = &stderr
-		out, err := c.Output()
-		if err != nil {
-			fakeGCSServer.err = fmt.Errorf("building fake-gcs-server (go tool -n fake-gcs-server): %v\n%s", err, stderr.String())
-			return
-		}
-		p := strings.TrimSpace(string(out))
-		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-			fakeGCSServer.err = fmt.Errorf("go tool -n fake-gcs-server printed %q, which is not a file (%v)", p, err)
-			return
-		}
-		fakeGCSServer.path = p
+// serveFakeGCS listens on a free loopback port, reports it on stdout and
+// serves the emulator there; it returns only on failure.
+func serveFakeGCS(data, root string) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	host := l.Addr().String()
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
+		Scheme:      "http",
+		Host:        "127.0.0.1",
+		Seed:        data,
+		StorageRoot: root,
+		PublicHost:  host,
+		ExternalURL: "http://" + host,
+		NoListener:  true,
 	})
-	return fakeGCSServer.path, fakeGCSServer.err
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Println(host); err != nil {
+		return err
+	}
+	return http.Serve(l, srv.HTTPHandler())
 }
 
 // gcsEmulator is the running emulator of one script.
@@ -142,8 +163,6 @@ func cmdGCSEmulator(ts *testscript.TestScript, neg bool, args []string) {
 	if _, ok := emulators.Load(ts.Getenv("WORK")); ok {
 		ts.Fatalf("gcs-emulator: already started")
 	}
-	bin, err := emulatorBinary()
-	ts.Check(err)
 	bucket := args[1]
 
 	// Every top-level directory of -data is a bucket, every file below it
@@ -152,6 +171,7 @@ func cmdGCSEmulator(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.MkdirAll(filepath.Join(data, bucket), 0o700))
 	var objects []testfixtures.GCSObject
 	if len(args) == 3 {
+		var err error
 		objects, err = testfixtures.GCSObjectsList()
 		ts.Check(err)
 		if len(objects) == 0 {
@@ -164,19 +184,9 @@ func cmdGCSEmulator(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 
-	// The port is free when picked but may be taken before the emulator
-	// binds it: try a few.
-	var e *gcsEmulator
-	var lastErr error
-	for range 5 {
-		e, lastErr = startEmulator(ts, bin, data)
-		if lastErr == nil {
-			break
-		}
-		ts.Logf("gcs-emulator: %v; retrying", lastErr)
-	}
-	if lastErr != nil {
-		ts.Fatalf("gcs-emulator: %v", lastErr)
+	e, err := startEmulator(ts, data)
+	if err != nil {
+		ts.Fatalf("gcs-emulator: %v", err)
 	}
 	emulators.Store(ts.Getenv("WORK"), e)
 	work := ts.Getenv("WORK")
@@ -207,87 +217,48 @@ func cmdGCSEmulator(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("fake-gcs-server at %s, bucket %s with %d objects", e.host, bucket, len(objects))
 }
 
-// freePort returns a loopback TCP port nothing listens on at the moment.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// errPortTaken is the error of an emulator that could not bind its port.
-var errPortTaken = errors.New("port taken")
-
-// startEmulator starts the binary with the memory backend on a free
-// loopback port, preloaded from data, and waits until it answers. A port
-// that another process takes between its choice and the emulator's start
-// is replaced by another, a few times.
-func startEmulator(ts *testscript.TestScript, bin, data string) (*gcsEmulator, error) {
-	for range 4 {
-		e, err := startEmulatorOnce(ts, bin, data)
-		if !errors.Is(err, errPortTaken) {
-			return e, err
-		}
-	}
-	return startEmulatorOnce(ts, bin, data)
-}
-
-func startEmulatorOnce(ts *testscript.TestScript, bin, data string) (*gcsEmulator, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	host := "127.0.0.1:" + strconv.Itoa(port)
-	logf, err := os.OpenFile(ts.MkAbs("gcs-emulator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+// startEmulator starts fake-gcs-server (this test binary, see
+// fakeGCSServerMain) preloaded from data, with the backend
+// emulatorBackend names, and returns once it serves: when it has
+// reported its address. The emulator picks its own port, so no other
+// process can take it first.
+func startEmulator(ts *testscript.TestScript, data string) (*gcsEmulator, error) {
+	logPath := ts.MkAbs("gcs-emulator.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	args := []string{
-		"-scheme", "http",
-		"-host", "127.0.0.1",
-		"-port", strconv.Itoa(port),
-		"-data", data,
-		"-public-host", host,
-		"-external-url", "http://" + host,
-		"-log-level", "error",
+	args := []string{"-data", data}
+	if root := emulatorBackend(ts); root != "" {
+		args = append(args, "-filesystem-root", root)
 	}
-	c := exec.Command(bin, append(args, emulatorBackendArgs(ts)...)...)
-	c.Stdout, c.Stderr = logf, logf
-	c.Env = append(os.Environ(), "FAKE_GCS_DATA=")
+	c := exec.Command("fake-gcs-server", args...)
+	c.Stderr = logf
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := c.Start(); err != nil {
 		return nil, err
 	}
-	e := &gcsEmulator{cmd: c, done: make(chan struct{}), host: host}
-	go func() { c.Wait(); close(e.done) }()
-
-	// Poll until it answers or exits, however long a loaded machine takes
-	// to start it (the script's timeout bounds a server that hangs).
-	client := &http.Client{Timeout: 2 * time.Second}
-	for {
-		resp, err := client.Get("http://" + host + "/storage/v1/b")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return e, nil
-			}
-		}
-		select {
-		case <-e.done:
-			log, _ := os.ReadFile(ts.MkAbs("gcs-emulator.log"))
-			err := fmt.Errorf("fake-gcs-server on %s exited (%v): %s", host, c.ProcessState, log)
-			if bytes.Contains(log, []byte("address already in use")) {
-				// Another process took the free port before the emulator
-				// bound it.
-				err = fmt.Errorf("%w: %w", errPortTaken, err)
-			}
-			return nil, err
-		case <-time.After(50 * time.Millisecond): // polling interval
-		}
+	e := &gcsEmulator{cmd: c, done: make(chan struct{})}
+	// The first line is the address; it is read before Wait can close the
+	// pipe, and the rest (nothing, normally) is drained so the emulator
+	// never blocks on a full pipe.
+	line, readErr := bufio.NewReader(out).ReadString('\n')
+	go func() {
+		io.Copy(io.Discard, out)
+		c.Wait()
+		close(e.done)
+	}()
+	e.host = strings.TrimSpace(line)
+	if readErr != nil || e.host == "" {
+		e.kill()
+		log, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("fake-gcs-server exited (%v) before it served: %s", c.ProcessState, log)
 	}
+	return e, nil
 }
 
 // gcsObject is the part of an object resource the commands use.

@@ -6,11 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,7 +36,6 @@ import (
 //	jsonfield FILE KEY VAR                       set $VAR to the top-level string KEY of the JSON in FILE (or stdout)
 //	fileenv FILE VAR                             set $VAR to the contents of FILE (or stdout)
 //	replace FILE OLD NEW                         replace every OLD in FILE with NEW, failing when there is none
-//	exits N PROGRAM ARGS...                      run PROGRAM like exec and require exit status N
 //	treediff BEFORE AFTER OUT                    write the lines of two treehash files that differ to OUT ("- " gone, "+ " new)
 func init() {
 	scriptCmds["fixture-fs"] = cmdFixtureFS
@@ -49,7 +46,6 @@ func init() {
 	scriptCmds["jsonfield"] = cmdJSONField
 	scriptCmds["fileenv"] = cmdFileEnv
 	scriptCmds["replace"] = cmdReplace
-	scriptCmds["exits"] = cmdExits
 	scriptCmds["treediff"] = cmdTreeDiff
 }
 
@@ -222,28 +218,6 @@ func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("replace: %s does not contain %q", args[0], args[1])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.ReplaceAll(s, args[1], args[2])), 0o600))
-}
-
-func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
-	noNeg(ts, neg, "exits")
-	if len(args) < 2 {
-		ts.Fatalf("usage: exits N PROGRAM [ARGS...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	err = ts.Exec(args[1], args[2:]...)
-	got := 0
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		got = ee.ExitCode()
-	default:
-		ts.Fatalf("exits: %v", err)
-	}
-	if got != want {
-		ts.Fatalf("exit status %d, want %d", got, want)
-	}
 }
 
 // runInProcess runs the agentstore command line args in this process with

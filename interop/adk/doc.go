@@ -8,5 +8,6 @@
 // against what agentstore wrote, on fake-gcs-server and in temporary
 // directories.
 //
-// The package has no code outside its tests.
+// The package has no code outside its tests, and its tests build only with
+// the tag interop (the interop tier: go test -tags interop ./interop/...).
 package adk

@@ -1,4 +1,4 @@
-//go:build !race
+//go:build interop && !race
 
 package adk_test
 

@@ -1,3 +1,5 @@
+//go:build crash
+
 package repair_test
 
 import (
@@ -27,15 +29,14 @@ import (
 // artifacts in a loop until it is killed.
 const childRootEnv = "REPAIR_TEST_CHILD_ROOT"
 
-func TestMain(m *testing.M) {
-	if root := os.Getenv(childRootEnv); root != "" {
-		os.Exit(runChild(root))
+func init() {
+	crashChild = func() (int, bool) {
+		root := os.Getenv(childRootEnv)
+		if root == "" {
+			return 0, false
+		}
+		return runChild(root), true
 	}
-	code := m.Run()
-	if benchDir != "" {
-		os.RemoveAll(benchDir)
-	}
-	os.Exit(code)
 }
 
 var crashScope = artifacts.SessionScope("crash", "u", "s")

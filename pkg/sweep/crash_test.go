@@ -1,3 +1,5 @@
+//go:build crash
+
 package sweep
 
 import (
@@ -26,6 +28,16 @@ const (
 	childScratchEnv = "SWEEP_CHILD_SCRATCH"
 	childStoreEnv   = "SWEEP_CHILD_STORE"
 )
+
+func init() {
+	crashChild = func() (int, bool) {
+		scratch := os.Getenv(childScratchEnv)
+		if scratch == "" {
+			return 0, false
+		}
+		return runChild(scratch, os.Getenv(childStoreEnv)), true
+	}
+}
 
 func runChild(scratch, store string) int {
 	rep, err := crashtest.NewReporter()

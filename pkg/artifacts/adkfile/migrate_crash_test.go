@@ -1,3 +1,5 @@
+//go:build crash
+
 package adkfile_test
 
 import (

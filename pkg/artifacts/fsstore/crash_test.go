@@ -1,3 +1,5 @@
+//go:build crash
+
 package fsstore_test
 
 import (

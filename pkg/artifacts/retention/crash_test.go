@@ -1,3 +1,5 @@
+//go:build crash
+
 package retention
 
 import (

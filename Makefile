@@ -35,7 +35,7 @@ docs-check: ## fail when the generated docs or completions are out of date
 	$(GO) test ./cmd/ -run '^TestDocs'
 
 completion-check: ## load the completion scripts in bash and zsh and complete with them
-	$(GO) test ./cmd/ -run '^TestCompletion' -v
+	$(GO) test -tags integration ./cmd/ -run '^TestCompletion' -v
 
 cross: ## cross-compile the whole tree for every release target
 	@fail=0; for t in $(CROSS); do \

@@ -40,13 +40,45 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, scriptPrograms)
 }
 
-// TestScripts runs the end-to-end scripts testdata/script/*.txtar with
-// agentstore as a command. Each script gets a clean environment: HOME and
-// XDG_CONFIG_HOME inside its work directory, no AGENTSTORE_* variables and
-// no NO_COLOR.
+// smokeScripts are the scripts of testdata/script that TestScripts runs in
+// the default test tier (go test ./...): one or two per area, the commands
+// users run most and the error paths every command shares. Every other
+// script runs in the integration tier (go test -tags integration ./cmd,
+// TestScriptsIntegration).
+var smokeScripts = []string{
+	"root_errors",
+	"fs_verify",
+	"artifacts_list",
+	"artifacts_delete",
+	"gcs_artifacts_list",
+	"ws_snapshot_hydrate",
+	"mcp_errors",
+}
+
+// TestScripts runs the smoke scripts (smokeScripts) with agentstore as a
+// command; a name without its file fails the test.
 func TestScripts(t *testing.T) {
+	var files []string
+	for _, name := range smokeScripts {
+		f := filepath.Join("testdata", "script", name+".txtar")
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("smoke script %s: %v", name, err)
+		}
+		files = append(files, f)
+	}
+	runScripts(t, files)
+}
+
+// runScripts runs the end-to-end scripts files (testdata/script/*.txtar)
+// with agentstore as a command. Each script gets a clean environment: HOME
+// and XDG_CONFIG_HOME inside its work directory, no AGENTSTORE_* variables
+// and no NO_COLOR.
+func runScripts(t *testing.T, files []string) {
+	if len(files) == 0 {
+		t.Fatal("no scripts to run")
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:           filepath.Join("testdata", "script"),
+		Files:         files,
 		UpdateScripts: *updateScripts,
 		Cmds:          scriptCmds,
 		Setup: func(env *testscript.Env) error {

@@ -99,15 +99,9 @@ func ExtractFile(zipPath, target string, opts ExtractOptions) (ExtractStats, err
 // Extract is not supported.
 func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (ExtractStats, error) {
 	lim := opts.Limits.resolve()
-	keep := make(map[string]bool, len(opts.Keep))
-	for _, k := range opts.Keep {
-		if msg := checkName(k, 1); msg != "" || strings.Contains(k, "/") {
-			if msg == "" {
-				msg = "not a single path component"
-			}
-			return ExtractStats{}, newErr(CodeUnsafePath, k, "invalid Keep name: %s", msg)
-		}
-		keep[k] = true
+	keep, err := keepSet(opts.Keep)
+	if err != nil {
+		return ExtractStats{}, err
 	}
 	if size < 0 {
 		return ExtractStats{}, newErr(CodeCorruptArchive, "", "negative archive size")
@@ -121,22 +115,77 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 		return ExtractStats{}, err
 	}
 
+	var stats ExtractStats
+	err = install(target, keep, func(root *os.Root) error {
+		x := &extractor{
+			root:     root,
+			archive:  r,
+			size:     size,
+			lim:      lim,
+			made:     make(map[string]bool),
+			progress: opts.Progress,
+			onMade:   opts.Made,
+		}
+		err := x.run(plan)
+		stats = x.stats
+		return err
+	})
+	if err != nil {
+		return ExtractStats{}, err
+	}
+	return stats, nil
+}
+
+// Install makes a directory tree appear at target all or nothing, as
+// Extract does: fill writes the tree into a fresh temporary directory
+// next to target (".<target>.zipsafe-new-*"), through an [os.Root]; the
+// keep names (single path components) are copied from the old target,
+// if any, as Extract's Keep; only when all of it succeeded is the
+// temporary directory renamed into place (the old target moved aside to
+// ".<target>.zipsafe-old-*" and removed). On any error target is left as
+// it was and the temporary directory is removed. An error of fill is
+// returned as it is; others are [*Error] values of code [CodeIO] or
+// [CodeUnsafePath] (a bad keep name).
+func Install(target string, keep []string, fill func(root *os.Root) error) error {
+	k, err := keepSet(keep)
+	if err != nil {
+		return err
+	}
+	return install(target, k, fill)
+}
+
+// keepSet checks the Keep names: single path components.
+func keepSet(keep []string) (map[string]bool, error) {
+	k := make(map[string]bool, len(keep))
+	for _, name := range keep {
+		if msg := checkName(name, 1); msg != "" || strings.Contains(name, "/") {
+			if msg == "" {
+				msg = "not a single path component"
+			}
+			return nil, newErr(CodeUnsafePath, name, "invalid Keep name: %s", msg)
+		}
+		k[name] = true
+	}
+	return k, nil
+}
+
+func install(target string, keep map[string]bool, fill func(root *os.Root) error) error {
 	absTarget, err := filepath.Abs(target)
 	if err != nil {
-		return ExtractStats{}, wrapErr(CodeIO, "", err)
+		return wrapErr(CodeIO, "", err)
 	}
 	parent, base := filepath.Dir(absTarget), filepath.Base(absTarget)
 	if base == string(filepath.Separator) || base == "." || base == ".." {
-		return ExtractStats{}, newErr(CodeIO, "", "invalid target %q", target)
+		return newErr(CodeIO, "", "invalid target %q", target)
 	}
 	oldExists := false
 	if fi, err := os.Lstat(absTarget); err == nil {
 		if !fi.IsDir() {
-			return ExtractStats{}, newErr(CodeIO, "", "target %s exists and is not a directory", absTarget)
+			return newErr(CodeIO, "", "target %s exists and is not a directory", absTarget)
 		}
 		oldExists = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return ExtractStats{}, wrapErr(CodeIO, "", err)
+		return wrapErr(CodeIO, "", err)
 	}
 
 	prefix := base
@@ -145,7 +194,7 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 	}
 	tmp, err := os.MkdirTemp(parent, "."+prefix+".zipsafe-new-*")
 	if err != nil {
-		return ExtractStats{}, wrapErr(CodeIO, "", err)
+		return wrapErr(CodeIO, "", err)
 	}
 	committed := false
 	defer func() {
@@ -155,52 +204,43 @@ func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (Ext
 	}()
 	root, err := os.OpenRoot(tmp)
 	if err != nil {
-		return ExtractStats{}, wrapErr(CodeIO, "", err)
+		return wrapErr(CodeIO, "", err)
 	}
-	x := &extractor{
-		root:     root,
-		archive:  r,
-		size:     size,
-		lim:      lim,
-		made:     make(map[string]bool),
-		progress: opts.Progress,
-		onMade:   opts.Made,
-	}
-	err = x.run(plan)
+	err = fill(root)
 	if err == nil && oldExists && len(keep) > 0 {
 		err = copyKept(absTarget, root, keep)
 	}
 	root.Close()
 	if err != nil {
-		return ExtractStats{}, err
+		return err
 	}
 
 	if !oldExists {
 		if err := os.Rename(tmp, absTarget); err != nil {
-			return ExtractStats{}, wrapErr(CodeIO, "", err)
+			return wrapErr(CodeIO, "", err)
 		}
 		committed = true
-		return x.stats, nil
+		return nil
 	}
 	aside, err := os.MkdirTemp(parent, "."+prefix+".zipsafe-old-*")
 	if err != nil {
-		return ExtractStats{}, wrapErr(CodeIO, "", err)
+		return wrapErr(CodeIO, "", err)
 	}
 	// Renaming a directory over an empty directory replaces it atomically
 	// (os.Rename refuses to, hence syscall.Rename).
 	if err := osutil.Rename(absTarget, aside); err != nil {
 		os.Remove(aside)
-		return ExtractStats{}, wrapErr(CodeIO, "", &os.LinkError{Op: "rename", Old: absTarget, New: aside, Err: err})
+		return wrapErr(CodeIO, "", &os.LinkError{Op: "rename", Old: absTarget, New: aside, Err: err})
 	}
 	if err := os.Rename(tmp, absTarget); err != nil {
 		if rerr := os.Rename(aside, absTarget); rerr != nil {
-			return ExtractStats{}, newErr(CodeIO, "", "%v; restoring the old target from %s failed: %v", err, aside, rerr)
+			return newErr(CodeIO, "", "%v; restoring the old target from %s failed: %v", err, aside, rerr)
 		}
-		return ExtractStats{}, wrapErr(CodeIO, "", err)
+		return wrapErr(CodeIO, "", err)
 	}
 	committed = true
 	removeAll(aside) // best effort: the new tree is in place
-	return x.stats, nil
+	return nil
 }
 
 type planned struct {

@@ -153,6 +153,10 @@ type Index struct {
 	// SnapshotToken is the store's binding of that version's bytes (see
 	// artifacts.Record.Token), in layouts that keep one.
 	SnapshotToken string `json:"snapshot_token,omitempty"`
+	// SnapshotName is the artifact of that version when it is not
+	// SnapshotName (a zip): the manifest name of an incremental snapshot
+	// (FormatIncremental; a generation of checkpoint.ManifestName).
+	SnapshotName string `json:"snapshot_name,omitempty"`
 	// TreeState is the state of the tree (a hash of every entry's path,
 	// type, size, inode and times; no content) when it was known to equal
 	// SnapshotVersion: right after a hydration, or a snapshot during which
@@ -170,13 +174,33 @@ func (ix Index) Snapshotted() bool {
 // IsSnapshot reports whether rec is the snapshot the index names: the same
 // version, digest and token.
 func (ix Index) IsSnapshot(rec artifacts.Record) bool {
-	return ix.Snapshotted() && rec.Version == ix.SnapshotVersion && rec.Digest == ix.SnapshotDigest && rec.Token == ix.SnapshotToken
+	return ix.Snapshotted() && rec.Name == ix.snapshotName() && rec.Version == ix.SnapshotVersion && rec.Digest == ix.SnapshotDigest && rec.Token == ix.SnapshotToken
+}
+
+// snapshotName is the artifact of the snapshot the index names.
+func (ix Index) snapshotName() string {
+	if ix.SnapshotName == "" {
+		return SnapshotName
+	}
+	return ix.SnapshotName
+}
+
+// SnapshotFormat is the format of the snapshot the index names.
+func (ix Index) SnapshotFormat() SnapshotFormat {
+	if ix.SnapshotName == "" {
+		return FormatZip
+	}
+	return FormatIncremental
 }
 
 // setSnapshot records rec as the directory's snapshot; the tree state is
 // unknown until the caller sets it.
 func (ix *Index) setSnapshot(rec artifacts.Record) {
 	ix.SnapshotVersion, ix.SnapshotDigest, ix.SnapshotToken, ix.TreeState = rec.Version, rec.Digest, rec.Token, ""
+	ix.SnapshotName = ""
+	if rec.Name != SnapshotName {
+		ix.SnapshotName = rec.Name
+	}
 }
 
 // Scope returns the session scope the index names.

@@ -59,6 +59,15 @@ type Options struct {
 	Limits zipsafe.Limits
 	// Level is the Deflate level of snapshots (zero: zipsafe.DefaultLevel).
 	Level int
+	// SnapshotFormat is the format of snapshots (zero: FormatZip);
+	// SnapshotOptions.Format overrides it per call.
+	SnapshotFormat SnapshotFormat
+	// AutoThreshold is the tree size from which FormatAuto writes
+	// incremental snapshots (zero: DefaultAutoThreshold).
+	AutoThreshold int64
+	// MaxCheckpoints is how many incremental snapshots a session keeps
+	// (zero: checkpoint.DefaultMaxSnapshots).
+	MaxCheckpoints int
 	// Durable makes every confined write fsync the file before renaming
 	// it into place, so that it survives a crash of the machine. Without
 	// it a write is still atomic (a reader sees the old file or the new
@@ -471,15 +480,16 @@ func (w *Workspace) setUp(ctx context.Context, create bool) error {
 		}
 		hydrated := false
 		if m.opts.Store != nil {
-			rec, err := m.opts.Store.Stat(ctx, w.scope, SnapshotName, artifacts.Latest)
-			switch {
-			case err == nil:
-				if _, err := w.hydrateLocked(ctx, rec.Version, HydrateOptions{}); err != nil {
+			// The newest snapshot of either format (see newestCheckpoint).
+			has, err := m.hasSnapshot(ctx, w.scope)
+			if err != nil {
+				return err
+			}
+			if has {
+				if _, err := w.hydrateLocked(ctx, artifacts.Latest, HydrateOptions{}); err != nil {
 					return err
 				}
 				hydrated = true
-			case !artifacts.IsNotFound(err):
-				return err
 			}
 		}
 		if !hydrated {

@@ -92,7 +92,7 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 	if ix, err := readIndex(old, dir); err == nil && ix.TreeState == sc.State && ix.Snapshotted() {
 		if ix.IsSnapshot(rec) {
 			saved = true
-		} else if rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, ix.SnapshotVersion); err == nil && ix.IsSnapshot(rec) {
+		} else if m.recordedSnapshot(ctx, scope, ix) {
 			saved = true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentstore/agentstore/internal/osutil"
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
 	"github.com/agentstore/agentstore/pkg/zipsafe"
 )
 
@@ -21,6 +22,10 @@ type SnapshotOptions struct {
 	// Progress, if set, is called after each file with the running number
 	// of files and bytes archived.
 	Progress func(files int, bytes int64)
+	// Format overrides Options.SnapshotFormat for this snapshot.
+	Format SnapshotFormat
+	// Turn labels an incremental snapshot (an agent's turn); optional.
+	Turn string
 }
 
 // SnapshotResult describes a published snapshot.
@@ -46,8 +51,15 @@ type SnapshotResult struct {
 	// on the strength of its snapshot.
 	Omitted []Omission
 	// Record is the store's record of the version (size and digest of the
-	// archive).
+	// archive, or of the manifest).
 	Record artifacts.Record
+	// Format is the format written (or found unchanged): FormatZip, with
+	// Version a version of SnapshotName, or FormatIncremental, with
+	// Checkpoint the manifest (Version is its version).
+	Format     SnapshotFormat
+	Checkpoint checkpoint.Ref
+	// AddedBytes is what an incremental snapshot stored in packs.
+	AddedBytes int64
 }
 
 // HydrateOptions configure a hydration.
@@ -58,6 +70,9 @@ type HydrateOptions struct {
 	// Force replaces a workspace holding work that no snapshot has (see
 	// OverwriteError).
 	Force bool
+	// Checkpoint, when its Name is set, hydrates that incremental
+	// snapshot (the version argument must be artifacts.Latest).
+	Checkpoint checkpoint.Ref
 }
 
 // HydrateResult describes a hydration.
@@ -74,6 +89,10 @@ type HydrateResult struct {
 	Dir string
 	// Record is the store's record of the snapshot.
 	Record artifacts.Record
+	// Format is the format hydrated from: FormatZip (Version is a version
+	// of SnapshotName) or FormatIncremental (Checkpoint is the manifest).
+	Format     SnapshotFormat
+	Checkpoint checkpoint.Ref
 }
 
 // Snapshot zips the workspace (without the index) and puts it as a new
@@ -120,6 +139,11 @@ var errSnapshotAborted = errors.New("snapshot aborted: the store stopped reading
 // index it records the version and the tree's state in it.
 func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
 	const op = "workspace snapshot"
+	if f, err := m.snapshotFormat(root, opts); err != nil {
+		return SnapshotResult{}, err
+	} else if f == FormatIncremental {
+		return m.snapshotIncremental(ctx, root, scope, ix, opts)
+	}
 	before, err := scanTree(root)
 	if err != nil {
 		return SnapshotResult{}, osError(op, &scope, ".", err)
@@ -133,7 +157,7 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 		switch {
 		case err == nil && ix.IsSnapshot(rec):
 			return SnapshotResult{
-				Scope: scope, Version: rec.Version, Unchanged: true,
+				Scope: scope, Version: rec.Version, Unchanged: true, Format: FormatZip,
 				Files: before.Files, Dirs: before.Dirs, Bytes: before.Bytes,
 				Skipped: len(before.Omitted), Omitted: before.Omitted, Record: rec,
 			}, nil
@@ -197,7 +221,7 @@ func (m *Manager) putSnapshot(ctx context.Context, root *os.Root, scope artifact
 		return SnapshotResult{}, err
 	}
 	return SnapshotResult{
-		Scope: scope, Version: rec.Version,
+		Scope: scope, Version: rec.Version, Format: FormatZip,
 		Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes,
 		Skipped: len(omitted), Omitted: omitted,
 		Record: rec,
@@ -389,6 +413,11 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
 	}
+	if cp, ref, ok, err := m.newestCheckpoint(ctx, w.scope, version, opts); err != nil {
+		return HydrateResult{}, err
+	} else if ok {
+		return w.hydrateCheckpoint(ctx, old, cp, ref, opts)
+	}
 	src, n, rec, remove, err := m.fetchSnapshot(ctx, op, w.scope, version)
 	if err != nil {
 		return HydrateResult{}, err
@@ -415,27 +444,36 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	if err != nil {
 		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
 	}
+	if err := w.hydrated(root, rec, made.scan()); err != nil {
+		return HydrateResult{}, err
+	}
+	return HydrateResult{Scope: w.scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: w.path, Record: rec, Format: FormatZip}, nil
+}
+
+// hydrated makes root, the directory a hydration just put in place
+// whose tree is sc, the workspace's, and records rec and sc in its index.
+func (w *Workspace) hydrated(root *os.Root, rec artifacts.Record, sc treeScan) error {
+	const op = "workspace hydrate"
 	if w.root != nil {
 		w.root.Close()
 	}
 	w.root = root
-	now := m.opts.Now().UTC()
+	now := w.m.opts.Now().UTC()
 	ix, err := readIndex(root, w.dir)
 	if err != nil || ix.App != w.scope.App {
 		ix = Index{App: w.scope.App, User: w.scope.User, Session: w.scope.Session, Created: now}
 	}
 	ix.LastAccess = now
 	ix.setSnapshot(rec)
-	sc := made.scan()
 	ix.TreeState = sc.State
 	if err := writeIndex(root, ix); err != nil {
-		return HydrateResult{}, osError(op, &w.scope, IndexName, err)
+		return osError(op, &w.scope, IndexName, err)
 	}
 	w.ledger.setTree(treeCount{bytes: sc.Bytes, files: sc.Files, dirs: sc.Dirs}, false)
 	w.stmu.Lock()
 	w.index, w.lastTouch, w.dirty = ix, now, false
 	w.stmu.Unlock()
-	return HydrateResult{Scope: w.scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: w.path, Record: rec}, nil
+	return nil
 }
 
 // onlyReader hides WriterTo/ReaderFrom so io.CopyBuffer uses its buffer.
@@ -616,6 +654,11 @@ func (m *Manager) HydrateTo(ctx context.Context, scope artifacts.Scope, version 
 	if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
 		return HydrateResult{}, scopeError(artifacts.CodeNotFound, op, &scope, err, "the parent directory of %s does not exist", abs)
 	}
+	if cp, ref, ok, err := m.newestCheckpoint(ctx, scope, version, opts); err != nil {
+		return HydrateResult{}, err
+	} else if ok {
+		return m.hydrateCheckpointTo(ctx, cp, ref, abs, opts)
+	}
 	src, n, rec, remove, err := m.fetchSnapshot(ctx, op, scope, version)
 	if err != nil {
 		return HydrateResult{}, err
@@ -625,5 +668,5 @@ func (m *Manager) HydrateTo(ctx context.Context, scope artifacts.Scope, version 
 	if err != nil {
 		return HydrateResult{}, zipError(op, scope, err)
 	}
-	return HydrateResult{Scope: scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: abs, Record: rec}, nil
+	return HydrateResult{Scope: scope, Version: rec.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: abs, Record: rec, Format: FormatZip}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentstore/agentstore/internal/osutil"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
 )
 
 // Omission is an entry of a workspace that a snapshot cannot hold and
@@ -30,26 +31,7 @@ type Omission struct {
 
 // EntryKind names the type of an entry for reports: "file", "directory",
 // "symlink", "fifo", "socket", "device", "char_device" or "other".
-func EntryKind(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "file"
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	case m&fs.ModeNamedPipe != 0:
-		return "fifo"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "char_device"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	default:
-		return "other"
-	}
-}
+func EntryKind(m fs.FileMode) string { return checkpoint.EntryKind(m) }
 
 // treeScan is what one walk of a workspace tree found (the reserved names
 // left out).

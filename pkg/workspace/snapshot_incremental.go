@@ -1,0 +1,301 @@
+package workspace
+
+import (
+	"context"
+	"io/fs"
+	"os"
+
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
+	"github.com/agentstore/agentstore/pkg/zipsafe"
+)
+
+// SnapshotFormat names how a snapshot stores a workspace.
+type SnapshotFormat string
+
+// The snapshot formats.
+const (
+	// FormatZip is one whole archive per snapshot, a version of
+	// SnapshotName (what an ADK runtime following the design loads).
+	FormatZip SnapshotFormat = "zip"
+	// FormatIncremental is a manifest and the packs of what changed
+	// (package checkpoint; docs/layout.md, "Incremental snapshot format").
+	FormatIncremental SnapshotFormat = "incremental"
+	// FormatAuto is FormatZip for a tree of less than
+	// Options.AutoThreshold file bytes, FormatIncremental from there.
+	FormatAuto SnapshotFormat = "auto"
+)
+
+// DefaultAutoThreshold is the tree size from which FormatAuto writes
+// incremental snapshots.
+const DefaultAutoThreshold = 8 << 20
+
+// ParseSnapshotFormat returns the format s names ("" is FormatZip), or
+// CodeInvalidArgument.
+func ParseSnapshotFormat(s string) (SnapshotFormat, error) {
+	switch f := SnapshotFormat(s); f {
+	case "":
+		return FormatZip, nil
+	case FormatZip, FormatIncremental, FormatAuto:
+		return f, nil
+	}
+	return "", artifacts.Errorf(artifacts.CodeInvalidArgument, "snapshot format", nil, "unknown snapshot format %q: want zip, incremental or auto", s)
+}
+
+// checkpoints returns the incremental snapshots of scope.
+func (m *Manager) checkpoints(scope artifacts.Scope) (*checkpoint.Checkpoints, error) {
+	return checkpoint.New(checkpoint.Options{
+		Store: m.opts.Store, Scope: scope, Limits: m.opts.Limits,
+		MaxSnapshots: m.opts.MaxCheckpoints, Now: m.opts.Now,
+	})
+}
+
+// snapshotFormat decides the format of a snapshot of the tree under root:
+// the call's, else the manager's; auto by the tree's bytes.
+func (m *Manager) snapshotFormat(root *os.Root, opts SnapshotOptions) (SnapshotFormat, error) {
+	f := opts.Format
+	if f == "" {
+		f = m.opts.SnapshotFormat
+	}
+	f, err := ParseSnapshotFormat(string(f))
+	if err != nil || f != FormatAuto {
+		return f, err
+	}
+	sc, err := scanTree(root)
+	if err != nil {
+		return "", err
+	}
+	limit := m.opts.AutoThreshold
+	if limit <= 0 {
+		limit = DefaultAutoThreshold
+	}
+	if sc.Bytes < limit {
+		return FormatZip, nil
+	}
+	return FormatIncremental, nil
+}
+
+// snapshotIncremental publishes an incremental snapshot of the tree
+// under root, as snapshotRoot does a zip: nothing when the index shows
+// the tree is the latest manifest's; the version and tree state recorded
+// in the index ix (nil: none).
+func (m *Manager) snapshotIncremental(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
+	const op = "workspace snapshot"
+	cp, err := m.checkpoints(scope)
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	var before treeScan
+	if ix != nil {
+		if before, err = scanTree(root); err != nil {
+			return SnapshotResult{}, osError(op, &scope, ".", err)
+		}
+	}
+	res, err := cp.Snapshot(ctx, root, checkpoint.SnapshotOptions{
+		Turn:     opts.Turn,
+		Exclude:  func(rel string, _ fs.DirEntry) bool { return IsReserved(rel) },
+		Progress: opts.Progress,
+	})
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	t := res.Manifest.Totals
+	out := SnapshotResult{
+		Scope: scope, Version: res.Ref.Version, Unchanged: res.Unchanged,
+		Files: t.Files, Dirs: t.Dirs, Bytes: t.Bytes, Record: res.Record,
+		Format: FormatIncremental, Checkpoint: res.Ref, AddedBytes: res.AddedBytes,
+	}
+	for _, o := range res.Manifest.Omitted {
+		out.Omitted = append(out.Omitted, Omission{Path: o.Path, Kind: o.Kind})
+	}
+	out.Skipped = len(out.Omitted)
+	if ix != nil && !(res.Unchanged && ix.IsSnapshot(res.Record) && ix.TreeState == before.State) {
+		nix := *ix
+		nix.setSnapshot(res.Record)
+		if after, err := scanTree(root); err == nil && after.State == before.State {
+			nix.TreeState = before.State
+		}
+		if writeIndex(root, nix) == nil {
+			*ix = nix
+		}
+	}
+	return out, nil
+}
+
+// newestCheckpoint decides whether a hydration (of version, the zip
+// snapshot's, or opts.Checkpoint) reads an incremental snapshot, and
+// which. With opts.Checkpoint set, that one. For artifacts.Latest, the
+// newer of the latest zip and the latest manifest by the store's
+// records' creation times, the manifest when they are equal. A zip
+// version otherwise.
+func (m *Manager) newestCheckpoint(ctx context.Context, scope artifacts.Scope, version int64, opts HydrateOptions) (*checkpoint.Checkpoints, checkpoint.Ref, bool, error) {
+	cp, err := m.checkpoints(scope)
+	if err != nil {
+		return nil, checkpoint.Ref{}, false, err
+	}
+	if opts.Checkpoint.Name != "" {
+		return cp, opts.Checkpoint, true, nil
+	}
+	if version != artifacts.Latest {
+		return nil, checkpoint.Ref{}, false, nil
+	}
+	mrec, err := cp.LatestRecord(ctx)
+	if artifacts.IsNotFound(err) {
+		return nil, checkpoint.Ref{}, false, nil
+	}
+	if err != nil {
+		return nil, checkpoint.Ref{}, false, err
+	}
+	zrec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, artifacts.Latest)
+	switch {
+	case artifacts.IsNotFound(err):
+	case err != nil:
+		return nil, checkpoint.Ref{}, false, err
+	case zrec.CreatedAt > mrec.CreatedAt:
+		return nil, checkpoint.Ref{}, false, nil
+	}
+	return cp, checkpoint.Ref{Name: mrec.Name, Version: mrec.Version}, true, nil
+}
+
+// hasSnapshot reports whether the scope has a snapshot of either format.
+func (m *Manager) hasSnapshot(ctx context.Context, scope artifacts.Scope) (bool, error) {
+	_, err := m.opts.Store.Stat(ctx, scope, SnapshotName, artifacts.Latest)
+	if err == nil || !artifacts.IsNotFound(err) {
+		return err == nil, err
+	}
+	cp, err := m.checkpoints(scope)
+	if err != nil {
+		return false, err
+	}
+	_, err = cp.LatestRecord(ctx)
+	if artifacts.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// hydrateCheckpoint replaces the workspace's tree with manifest ref's,
+// all or nothing, keeping the index, as hydrateLocked does with a zip;
+// old is the existing directory (nil: none). w.mu is held exclusively.
+func (w *Workspace) hydrateCheckpoint(ctx context.Context, old *os.Root, cp *checkpoint.Checkpoints, ref checkpoint.Ref, opts HydrateOptions) (HydrateResult, error) {
+	const op = "workspace hydrate"
+	m := w.m
+	man, err := cp.Load(ctx, ref)
+	if err != nil {
+		return HydrateResult{}, err
+	}
+	rec, err := m.opts.Store.Stat(ctx, w.scope, ref.Name, ref.Version)
+	if err != nil {
+		return HydrateResult{}, err
+	}
+	if old != nil && !opts.Force {
+		if err := m.checkOverwriteCheckpoint(ctx, old, w.scope, cp, man, rec); err != nil {
+			return HydrateResult{}, err
+		}
+	}
+	var st checkpoint.RestoreStats
+	err = zipsafe.Install(w.path, []string{IndexName}, func(r *os.Root) error {
+		st, err = cp.Restore(ctx, man, r, checkpoint.RestoreOptions{Progress: opts.Progress})
+		return err
+	})
+	if err != nil {
+		return HydrateResult{}, zipError(op, w.scope, err)
+	}
+	root, err := m.root.OpenRoot(w.dir)
+	if err != nil {
+		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
+	}
+	sc, err := scanTree(root)
+	if err != nil {
+		root.Close()
+		return HydrateResult{}, osError(op, &w.scope, w.dir, err)
+	}
+	if err := w.hydrated(root, rec, sc); err != nil {
+		return HydrateResult{}, err
+	}
+	return HydrateResult{
+		Scope: w.scope, Version: ref.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes,
+		Dir: w.path, Record: rec, Format: FormatIncremental, Checkpoint: ref,
+	}, nil
+}
+
+// checkOverwriteCheckpoint is checkOverwrite for a hydration from the
+// manifest man (the version rec): an *OverwriteError when the tree under
+// old holds something man does not and no snapshot recorded in old's
+// index holds either.
+func (m *Manager) checkOverwriteCheckpoint(ctx context.Context, old *os.Root, scope artifacts.Scope, cp *checkpoint.Checkpoints, man *checkpoint.Manifest, rec artifacts.Record) error {
+	const op = "workspace hydrate"
+	dir := DirName(scope.App, scope.User, scope.Session)
+	sc, err := scanTree(old)
+	if err != nil {
+		return osError(op, &scope, dir, err)
+	}
+	if sc.Files == 0 && sc.Dirs == 0 && len(sc.Omitted) == 0 {
+		return nil
+	}
+	e := &OverwriteError{Scope: scope, Dir: m.scratch + string(os.PathSeparator) + dir, Version: rec.Version}
+	lose := func(p, change string) {
+		e.Total++
+		if len(e.Lost) < maxLost {
+			e.Lost = append(e.Lost, Loss{Path: p, Change: change})
+		}
+	}
+	for _, o := range sc.Omitted {
+		lose(o.Path, o.Kind)
+	}
+	saved := false
+	if ix, err := readIndex(old, dir); err == nil && ix.TreeState == sc.State && ix.Snapshotted() {
+		saved = ix.IsSnapshot(rec) || m.recordedSnapshot(ctx, scope, ix)
+	}
+	if !saved {
+		changes, err := cp.DiffTree(ctx, man, old, checkpoint.SnapshotOptions{
+			Exclude: func(rel string, _ fs.DirEntry) bool { return IsReserved(rel) },
+		})
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			switch c.Kind {
+			case checkpoint.Added:
+				lose(c.Path, "new")
+			case checkpoint.Modified:
+				lose(c.Path, "modified")
+			}
+		}
+	}
+	if e.Total == 0 {
+		return nil
+	}
+	return e
+}
+
+// recordedSnapshot reports whether the snapshot ix names (of either
+// format) is still in the store as ix recorded it.
+func (m *Manager) recordedSnapshot(ctx context.Context, scope artifacts.Scope, ix Index) bool {
+	rec, err := m.opts.Store.Stat(ctx, scope, ix.snapshotName(), ix.SnapshotVersion)
+	return err == nil && ix.IsSnapshot(rec)
+}
+
+// hydrateCheckpointTo restores manifest ref into abs, a directory that
+// does not exist yet, all or nothing, for inspection (HydrateTo).
+func (m *Manager) hydrateCheckpointTo(ctx context.Context, cp *checkpoint.Checkpoints, ref checkpoint.Ref, abs string, opts HydrateOptions) (HydrateResult, error) {
+	const op = "workspace hydrate"
+	scope := cp.Scope()
+	man, err := cp.Load(ctx, ref)
+	if err != nil {
+		return HydrateResult{}, err
+	}
+	rec, err := m.opts.Store.Stat(ctx, scope, ref.Name, ref.Version)
+	if err != nil {
+		return HydrateResult{}, err
+	}
+	var st checkpoint.RestoreStats
+	err = zipsafe.Install(abs, nil, func(r *os.Root) error {
+		st, err = cp.Restore(ctx, man, r, checkpoint.RestoreOptions{Progress: opts.Progress})
+		return err
+	})
+	if err != nil {
+		return HydrateResult{}, zipError(op, scope, err)
+	}
+	return HydrateResult{Scope: scope, Version: ref.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: abs, Record: rec, Format: FormatIncremental, Checkpoint: ref}, nil
+}

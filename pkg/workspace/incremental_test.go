@@ -178,3 +178,69 @@ func TestHydrateIncrementalOverwrite(t *testing.T) {
 		t.Errorf("forced hydration: %v", got)
 	}
 }
+
+// TestCheckpointAPI: history, a diff against the workspace on disk, and
+// chosen paths of an older checkpoint restored into a new directory.
+func TestCheckpointAPI(t *testing.T) {
+	ctx := context.Background()
+	st, _ := clockStore(t)
+	scope := sessionScope("s1")
+	m := newManager(t, st, Options{SnapshotFormat: FormatIncremental})
+	w := mustOpen(t, m, scope)
+	w.Write(ctx, "a/one", []byte("1"))
+	w.Write(ctx, "b", []byte("b"))
+	r1, err := w.Snapshot(ctx, SnapshotOptions{Turn: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(ctx, "a/one", []byte("one"))
+	if _, err := w.Snapshot(ctx, SnapshotOptions{Turn: "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Write(ctx, "c", []byte("unsaved"))
+	cp, err := m.Checkpoints(scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := cp.History(ctx)
+	if err != nil || len(hist) != 2 || hist[0].Turn != "t1" || hist[1].Changed != 1 {
+		t.Fatalf("history %+v, %v", hist, err)
+	}
+	changes, err := m.DiffCheckpoint(ctx, scope, checkpoint.Ref{})
+	if err != nil || len(changes) != 1 || changes[0].Path != "c" || changes[0].Kind != checkpoint.Added {
+		t.Fatalf("diff against the workspace: %+v, %v", changes, err)
+	}
+	dir := filepath.Join(t.TempDir(), "old")
+	res, err := m.HydrateTo(ctx, scope, artifacts.Latest, dir, HydrateOptions{Checkpoint: r1.Checkpoint, Paths: []string{"a/one"}})
+	if err != nil || res.Format != FormatIncremental || res.Checkpoint != r1.Checkpoint {
+		t.Fatalf("restore of a/one at %v: %+v, %v", r1.Checkpoint, res, err)
+	}
+	if got := readTree(t, dir); len(got) != 2 || got["a/one"].Data != "1" {
+		t.Errorf("restored %v", got)
+	}
+	_, err = w.Hydrate(ctx, artifacts.Latest, HydrateOptions{Paths: []string{"a"}, Force: true})
+	wantCode(t, err, artifacts.CodeInvalidArgument)
+	if _, err := m.HydrateTo(ctx, scope, artifacts.Latest, filepath.Join(t.TempDir(), "x"), HydrateOptions{Checkpoint: r1.Checkpoint, Paths: []string{"nope"}}); artifacts.CodeOf(err) != artifacts.CodeNotFound {
+		t.Errorf("restore of a missing path: %v", err)
+	}
+}
+
+// TestZipPathsRefused: a zip snapshot is never restored in part, and a
+// call asking for chosen paths from one is refused, not served whole.
+func TestZipPathsRefused(t *testing.T) {
+	ctx := context.Background()
+	st, _ := clockStore(t)
+	scope := sessionScope("s1")
+	m := newManager(t, st, Options{})
+	w := mustOpen(t, m, scope)
+	w.Write(ctx, "a", []byte("a"))
+	if _, err := w.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "x")
+	_, err := m.HydrateTo(ctx, scope, artifacts.Latest, dir, HydrateOptions{Paths: []string{"a"}})
+	wantCode(t, err, artifacts.CodeInvalidArgument)
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused call made %s", dir)
+	}
+}

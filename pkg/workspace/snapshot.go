@@ -73,6 +73,10 @@ type HydrateOptions struct {
 	// Checkpoint, when its Name is set, hydrates that incremental
 	// snapshot (the version argument must be artifacts.Latest).
 	Checkpoint checkpoint.Ref
+	// Paths, for HydrateTo from an incremental snapshot only, restores
+	// just these files and directories (with the directories above
+	// them). Hydrate refuses it: a workspace is replaced whole.
+	Paths []string
 }
 
 // HydrateResult describes a hydration.
@@ -418,6 +422,9 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	} else if ok {
 		return w.hydrateCheckpoint(ctx, old, cp, ref, opts)
 	}
+	if len(opts.Paths) > 0 {
+		return HydrateResult{}, scopeError(artifacts.CodeInvalidArgument, op, &w.scope, nil, "chosen paths are restored from incremental snapshots only, into a new directory (HydrateTo)")
+	}
 	src, n, rec, remove, err := m.fetchSnapshot(ctx, op, w.scope, version)
 	if err != nil {
 		return HydrateResult{}, err
@@ -658,6 +665,9 @@ func (m *Manager) HydrateTo(ctx context.Context, scope artifacts.Scope, version 
 		return HydrateResult{}, err
 	} else if ok {
 		return m.hydrateCheckpointTo(ctx, cp, ref, abs, opts)
+	}
+	if len(opts.Paths) > 0 {
+		return HydrateResult{}, scopeError(artifacts.CodeInvalidArgument, op, &scope, nil, "chosen paths are restored from incremental snapshots only")
 	}
 	src, n, rec, remove, err := m.fetchSnapshot(ctx, op, scope, version)
 	if err != nil {

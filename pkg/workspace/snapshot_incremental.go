@@ -180,6 +180,9 @@ func (m *Manager) hasSnapshot(ctx context.Context, scope artifacts.Scope) (bool,
 func (w *Workspace) hydrateCheckpoint(ctx context.Context, old *os.Root, cp *checkpoint.Checkpoints, ref checkpoint.Ref, opts HydrateOptions) (HydrateResult, error) {
 	const op = "workspace hydrate"
 	m := w.m
+	if len(opts.Paths) > 0 {
+		return HydrateResult{}, scopeError(artifacts.CodeInvalidArgument, op, &w.scope, nil, "a workspace is hydrated whole; restore chosen paths into a new directory (HydrateTo)")
+	}
 	man, err := cp.Load(ctx, ref)
 	if err != nil {
 		return HydrateResult{}, err
@@ -291,11 +294,55 @@ func (m *Manager) hydrateCheckpointTo(ctx context.Context, cp *checkpoint.Checkp
 	}
 	var st checkpoint.RestoreStats
 	err = zipsafe.Install(abs, nil, func(r *os.Root) error {
-		st, err = cp.Restore(ctx, man, r, checkpoint.RestoreOptions{Progress: opts.Progress})
+		st, err = cp.Restore(ctx, man, r, checkpoint.RestoreOptions{Paths: opts.Paths, Progress: opts.Progress})
 		return err
 	})
 	if err != nil {
 		return HydrateResult{}, zipError(op, scope, err)
 	}
 	return HydrateResult{Scope: scope, Version: ref.Version, Files: st.Files, Dirs: st.Dirs, Bytes: st.Bytes, Dir: abs, Record: rec, Format: FormatIncremental, Checkpoint: ref}, nil
+}
+
+// Checkpoints returns the incremental snapshots of a session scope: its
+// History, Usage, manifests (List, Load) and Diff between two of them.
+func (m *Manager) Checkpoints(scope artifacts.Scope) (*checkpoint.Checkpoints, error) {
+	const op = "workspace checkpoints"
+	if err := checkSession(op, scope); err != nil {
+		return nil, err
+	}
+	if err := m.needStore(op); err != nil {
+		return nil, err
+	}
+	return m.checkpoints(scope)
+}
+
+// DiffCheckpoint returns the changes from an incremental snapshot (ref;
+// a zero ref: the latest) to the session's directory on this scratch
+// root, the index left out. Files whose size, time and executable bit
+// are the snapshot's are taken as unchanged; others are read to compare
+// their content. Nothing is stored.
+func (m *Manager) DiffCheckpoint(ctx context.Context, scope artifacts.Scope, ref checkpoint.Ref) ([]checkpoint.Change, error) {
+	const op = "workspace diff"
+	cp, err := m.Checkpoints(scope)
+	if err != nil {
+		return nil, err
+	}
+	var man *checkpoint.Manifest
+	if ref.Name == "" {
+		_, man, err = cp.Latest(ctx)
+	} else {
+		man, err = cp.Load(ctx, ref)
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir := DirName(scope.App, scope.User, scope.Session)
+	root, err := m.root.OpenRoot(dir)
+	if err != nil {
+		return nil, osError(op, &scope, dir, err)
+	}
+	defer root.Close()
+	return cp.DiffTree(ctx, man, root, checkpoint.SnapshotOptions{
+		Exclude: func(rel string, _ fs.DirEntry) bool { return IsReserved(rel) },
+	})
 }

@@ -82,6 +82,7 @@ func (c *Checkpoints) DiffTree(ctx context.Context, m *Manifest, root *os.Root, 
 	if err != nil {
 		return nil, err
 	}
+	defer b.release()
 	b.dry = true
 	if err := b.walk(ctx, root); err != nil {
 		return nil, err

@@ -146,7 +146,7 @@ func (m *Manifest) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encoder().EncodeAll(js, nil), nil
+	return manifestEncoder().EncodeAll(js, nil), nil
 }
 
 // Decode parses and checks a manifest payload (zstd-compressed JSON) as

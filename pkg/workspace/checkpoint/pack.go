@@ -55,6 +55,15 @@ var (
 		}
 		return e
 	})
+	// manifestEncoder trades some size for speed: a manifest of many
+	// files is megabytes of JSON, written on every snapshot.
+	manifestEncoder = sync.OnceValue(func() *zstd.Encoder {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			panic(err)
+		}
+		return e
+	})
 	decoder = sync.OnceValue(func() *zstd.Decoder {
 		d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(MaxManifestBytes))
 		if err != nil {

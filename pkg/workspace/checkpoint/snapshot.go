@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/restic/chunker"
@@ -105,6 +106,7 @@ func (c *Checkpoints) Snapshot(ctx context.Context, root *os.Root, opts Snapshot
 	if err != nil {
 		return Result{}, err
 	}
+	defer b.release()
 	if err := b.walk(ctx, root); err != nil {
 		return Result{}, err
 	}
@@ -209,6 +211,7 @@ type builder struct {
 	bytes   int64
 	ck      *chunker.Chunker
 	buf     []byte
+	bufp    *[]byte
 	usedSet map[string]bool
 	// dry: nothing is stored (DiffTree).
 	dry bool
@@ -402,9 +405,27 @@ func (b *builder) file(ctx context.Context, root *os.Root, rel string, fi fs.Fil
 
 func (b *builder) grow(n int64) []byte {
 	if int64(cap(b.buf)) < n {
-		b.buf = make([]byte, n)
+		if n <= chunkMax {
+			// One chunk buffer per snapshot at a time, reused across
+			// snapshots: making (and zeroing) 8 MiB each time costs more
+			// than an incremental snapshot's own work.
+			b.bufp = chunkBufs.Get().(*[]byte)
+			b.buf = *b.bufp
+		} else {
+			b.buf = make([]byte, n)
+		}
 	}
 	return b.buf[:n]
+}
+
+var chunkBufs = sync.Pool{New: func() any { b := make([]byte, chunkMax); return &b }}
+
+// release gives the builder's pooled buffer back.
+func (b *builder) release() {
+	if b.bufp != nil {
+		chunkBufs.Put(b.bufp)
+		b.bufp, b.buf = nil, nil
+	}
 }
 
 // same reports whether the tree walked is the parent's.

@@ -74,9 +74,11 @@ func (e *OverwriteError) Error() string {
 func (e *OverwriteError) ErrorCode() string { return CodeWouldOverwrite }
 
 // checkOverwrite returns an *OverwriteError when the tree under old holds
-// something that the archive src (n bytes, the version rec) does not and no
-// snapshot recorded in old's index holds either.
-func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifacts.Scope, src io.ReaderAt, n int64, rec artifacts.Record) error {
+// something that the version rec does not and no snapshot recorded in
+// old's index holds either. compare walks the tree against the version
+// and calls lose for each entry the hydration would lose (special files
+// included); it runs only when no recorded snapshot holds the tree.
+func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifacts.Scope, rec artifacts.Record, compare func(lose func(p, change string)) error) error {
 	const op = "workspace hydrate"
 	dir := DirName(scope.App, scope.User, scope.Session)
 	sc, err := scanTree(old)
@@ -112,6 +114,21 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 		}
 		return e
 	}
+	if err := compare(lose); err != nil {
+		return err
+	}
+	if e.Total == 0 {
+		return nil
+	}
+	return e
+}
+
+// zipLosses is checkOverwrite's compare for the archive src (n bytes, the
+// version rec): it calls lose for what of the tree under old the archive
+// does not hold, or holds otherwise.
+func (m *Manager) zipLosses(ctx context.Context, old *os.Root, scope artifacts.Scope, src io.ReaderAt, n int64, rec artifacts.Record, lose func(p, change string)) error {
+	const op = "workspace hydrate"
+	dir := DirName(scope.App, scope.User, scope.Session)
 	zr, err := zip.NewReader(src, n)
 	if err != nil {
 		return artifacts.Errorf(artifacts.CodeCorrupt, op, err, "the archive does not open").With(scope, SnapshotName, rec.Version)
@@ -161,8 +178,5 @@ func (m *Manager) checkOverwrite(ctx context.Context, old *os.Root, scope artifa
 	if err != nil {
 		return osError(op, &scope, dir, err)
 	}
-	if e.Total == 0 {
-		return nil
-	}
-	return e
+	return nil
 }

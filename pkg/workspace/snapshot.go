@@ -431,7 +431,9 @@ func (w *Workspace) hydrateLocked(ctx context.Context, version int64, opts Hydra
 	}
 	defer remove()
 	if old != nil && !opts.Force {
-		if err := m.checkOverwrite(ctx, old, w.scope, src, n, rec); err != nil {
+		if err := m.checkOverwrite(ctx, old, w.scope, rec, func(lose func(p, change string)) error {
+			return m.zipLosses(ctx, old, w.scope, src, n, rec, lose)
+		}); err != nil {
 			return HydrateResult{}, err
 		}
 	}

@@ -192,7 +192,7 @@ func (w *Workspace) hydrateCheckpoint(ctx context.Context, old *os.Root, cp *che
 		return HydrateResult{}, err
 	}
 	if old != nil && !opts.Force {
-		if err := m.checkOverwriteCheckpoint(ctx, old, w.scope, cp, man, rec); err != nil {
+		if err := m.checkOverwrite(ctx, old, w.scope, rec, checkpointLosses(ctx, old, cp, man)); err != nil {
 			return HydrateResult{}, err
 		}
 	}
@@ -222,37 +222,18 @@ func (w *Workspace) hydrateCheckpoint(ctx context.Context, old *os.Root, cp *che
 	}, nil
 }
 
-// checkOverwriteCheckpoint is checkOverwrite for a hydration from the
-// manifest man (the version rec): an *OverwriteError when the tree under
-// old holds something man does not and no snapshot recorded in old's
-// index holds either.
-func (m *Manager) checkOverwriteCheckpoint(ctx context.Context, old *os.Root, scope artifacts.Scope, cp *checkpoint.Checkpoints, man *checkpoint.Manifest, rec artifacts.Record) error {
-	const op = "workspace hydrate"
-	dir := DirName(scope.App, scope.User, scope.Session)
-	sc, err := scanTree(old)
-	if err != nil {
-		return osError(op, &scope, dir, err)
-	}
-	if sc.Files == 0 && sc.Dirs == 0 && len(sc.Omitted) == 0 {
-		return nil
-	}
-	e := &OverwriteError{Scope: scope, Dir: m.scratch + string(os.PathSeparator) + dir, Version: rec.Version}
-	lose := func(p, change string) {
-		e.Total++
-		if len(e.Lost) < maxLost {
-			e.Lost = append(e.Lost, Loss{Path: p, Change: change})
-		}
-	}
-	for _, o := range sc.Omitted {
-		lose(o.Path, o.Kind)
-	}
-	saved := false
-	if ix, err := readIndex(old, dir); err == nil && ix.TreeState == sc.State && ix.Snapshotted() {
-		saved = ix.IsSnapshot(rec) || m.recordedSnapshot(ctx, scope, ix)
-	}
-	if !saved {
+// checkpointLosses is checkOverwrite's compare for the manifest man: the
+// entries of the tree under old that it does not hold or holds otherwise,
+// and the special files no snapshot holds.
+func checkpointLosses(ctx context.Context, old *os.Root, cp *checkpoint.Checkpoints, man *checkpoint.Manifest) func(lose func(p, change string)) error {
+	return func(lose func(p, change string)) error {
 		changes, err := cp.DiffTree(ctx, man, old, checkpoint.SnapshotOptions{
-			Exclude: func(rel string, _ fs.DirEntry) bool { return IsReserved(rel) },
+			Exclude: func(rel string, d fs.DirEntry) bool {
+				if t := d.Type(); !IsReserved(rel) && !t.IsDir() && !t.IsRegular() {
+					lose(rel, EntryKind(t))
+				}
+				return IsReserved(rel)
+			},
 		})
 		if err != nil {
 			return err
@@ -265,11 +246,8 @@ func (m *Manager) checkOverwriteCheckpoint(ctx context.Context, old *os.Root, sc
 				lose(c.Path, "modified")
 			}
 		}
-	}
-	if e.Total == 0 {
 		return nil
 	}
-	return e
 }
 
 // recordedSnapshot reports whether the snapshot ix names (of either

@@ -78,6 +78,16 @@ removed, and each file is checked again right before its removal, so repair
 is safe while writers are active. --grace 0 removes fresh staged files too:
 use it only when no writer is running.
 
+In every session scope holding incremental snapshots (checkpoints), a
+pack version (workspace.pack, workspace.pack.2, ...) that no manifest
+names, what a crashed or refused snapshot stored, is removed when older
+than --grace (by its creation time), and only if the scope's manifests,
+read again right before, still name none of it; it is listed with its
+reason in the plan. A scope with a manifest that does not read keeps every
+pack (a note says so). Snapshots do not take the store lock: a snapshot
+running longer than --grace could lose a pack it has stored but not yet
+named, so keep --grace above the longest snapshot.
+
 Repair takes a lock, the file ` + LockFile + ` in the store's root (it
 records host, PID, start time and purpose). Its heartbeat is renewed while
 the scan makes progress; a repair that makes none for 30 minutes (stuck in a

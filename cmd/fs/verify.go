@@ -3,6 +3,7 @@ package fscmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,6 +62,14 @@ and reported (code unsafe_store). Objects or files in the store's
 namespace that are not part of its layout (a Google ADK object name that
 does not end in a version number, say) are never guessed at: they are
 listed by name as foreign.
+
+In every session scope holding incremental snapshots (checkpoints:
+workspace.manifest and workspace.pack), each manifest is read as hostile
+input and its references are checked: every pack it names must exist with
+the size and SHA-256 the manifest recorded, so that each of its blobs
+lies inside its pack. A manifest that does not decode, or names a missing
+or different pack, is a broken checkpoint, listed with the workspace
+paths it breaks (exit status 3, as corrupt versions).
 Verify only reads, takes no lock and may run while writers are active.
 
 With --metrics-file FILE it writes Prometheus textfile-collector metrics
@@ -85,7 +94,7 @@ atomically: last success time, duration, the counters and the exit status.`,
 		},
 	}
 	cmdutil.SetExitStatusNote(cmd, `1  also when some versions could not be read (permission_denied, io_error)
-3  corrupt versions or foreign objects found`)
+3  corrupt versions, broken checkpoints or foreign objects found`)
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
 	fl := cmd.Flags()
 	fl.Float64Var(&opts.Sample, "sample", 100, "check the payloads of this `PERCENT` of the versions, picked at random")
@@ -153,6 +162,7 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		promfile.Gauge("checked_versions", "Versions whose payloads the last run read and checked.", float64(rep.Checked)),
 		promfile.Gauge("verified_bytes", "Payload bytes the last run read.", float64(rep.Bytes)),
 		promfile.Gauge("corrupt_versions", "Corrupt versions found by the last run.", float64(rep.Corrupt)),
+		promfile.Gauge("broken_checkpoints", "Checkpoints (incremental snapshot manifests) found naming a missing or different pack, or not decoding, by the last run.", float64(rep.BrokenCheckpoints)),
 		promfile.Gauge("unreadable_versions", "Versions the last run could not read (permission or I/O errors), not known to be corrupt.", float64(rep.Unreadable)),
 		promfile.Gauge("foreign_objects", "Objects or files in the store's namespace the last run found not part of its layout.", float64(rep.Foreign)),
 		promfile.Gauge("sample_percent", "Share of versions whose payloads were checked, in percent.", rep.SamplePercent),
@@ -180,10 +190,20 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 			fmt.Fprintf(w, ", a %v%% sample with --seed %d", rep.SamplePercent, rep.Seed)
 		}
 		fmt.Fprintln(w)
-		if rep.Corrupt == 0 && rep.Unreadable == 0 {
+		if rep.Checkpoints > 0 {
+			fmt.Fprintf(w, "%d checkpoints: references checked\n", rep.Checkpoints)
+		}
+		if rep.Corrupt == 0 && rep.Unreadable == 0 && rep.BrokenCheckpoints == 0 {
 			fmt.Fprintln(w, sty.OK("no corrupt versions"))
 		}
 		corruptSection(opts.IO, sty, rep.CorruptItems)
+		checkpointSection(opts.IO, sty, rep.CheckpointItems)
+		if len(rep.CheckpointNotes) > 0 {
+			fmt.Fprintln(w)
+			for _, n := range rep.CheckpointNotes {
+				fmt.Fprintf(w, "note: %s\n", output.Escape(n))
+			}
+		}
 		unreadableSection(opts.IO, sty, rep.UnreadableItems)
 		foreignSection(opts.IO, sty, rep.ForeignItems)
 	}
@@ -191,8 +211,33 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		// An incomplete check is a failure (exit 1), whatever else it found.
 		return unreadable(rep.UnreadableItems)
 	}
-	if rep.Corrupt > 0 || rep.Foreign > 0 {
-		return found(rep.Corrupt, rep.Foreign)
+	if rep.Corrupt > 0 || rep.Foreign > 0 || rep.BrokenCheckpoints > 0 {
+		return found(rep.Corrupt+rep.BrokenCheckpoints, rep.Foreign)
 	}
 	return nil
+}
+
+// checkpointSection prints the broken checkpoints: the manifest, what is
+// wrong, and the workspace paths it breaks.
+func checkpointSection(ios *iostreams.IOStreams, st output.Styles, items []repair.CheckpointItem) {
+	w := ios.Out
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", st.Bad(fmt.Sprintf("%d broken %s:", len(items), plural(len(items), "checkpoint", "checkpoints"))))
+	for _, it := range items {
+		fmt.Fprintf(w, "  %s %q v%d: %s\n", it.Scope, it.Manifest.Name, it.Manifest.Version, output.Escape(it.Reason))
+		if it.PathCount == 0 {
+			continue
+		}
+		paths := make([]string, len(it.Paths))
+		for i, p := range it.Paths {
+			paths[i] = output.Escape(p)
+		}
+		more := ""
+		if n := it.PathCount - len(it.Paths); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		fmt.Fprintf(w, "    breaks %d %s: %s%s\n", it.PathCount, plural(it.PathCount, "path", "paths"), strings.Join(paths, ", "), more)
+	}
 }

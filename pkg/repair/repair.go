@@ -85,12 +85,33 @@ type LimitError = artifacts.RepairLimitError
 // (artifacts.Repairer): it plans, and unless opts.DryRun runs
 // opts.BeforeExecute and executes the plan. A layout without a repair is
 // CodeUnsupported.
+//
+// Run also removes, in every session scope, the packs of the incremental
+// snapshot format (pkg/workspace/checkpoint) that no manifest names and
+// that are older than the grace period: what a crashed or refused
+// snapshot stored. Each is removed only if the scope's manifests, read
+// again right before, still name none of them; a scope with a manifest
+// that does not read keeps all its packs. The report lists them with
+// ReasonUnreferencedPack (Path is NAME@VERSION, Scope and Name set).
 func Run(ctx context.Context, st *artifacts.Store, opts Options) (Report, error) {
 	p, err := st.PlanRepair(ctx, opts.driverOptions())
 	if err != nil {
 		return Report{}, err
 	}
-	return run(ctx, p, opts)
+	pp, err := planPacks(ctx, st, opts)
+	if err != nil {
+		return Report{}, err
+	}
+	rep, err := run(ctx, p, opts)
+	if err != nil || rep.DryRun {
+		if rep.DryRun {
+			pp.add(&rep, pp.items, nil)
+		}
+		return rep, err
+	}
+	removed, skipped, err := pp.execute(ctx, st)
+	pp.add(&rep, removed, skipped)
+	return rep, err
 }
 
 // Repair repairs the filesystem store at root (the directory that holds

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
+	"github.com/agentstore/agentstore/pkg/zipsafe"
 )
 
 // ErrNotWalker is returned by Verify for a store that cannot enumerate its
@@ -75,6 +78,27 @@ type VerifyReport struct {
 	// that are not part of its layout (code foreign), by Path: never read
 	// as versions, never guessed at, never counted as corrupt.
 	ForeignItems []CorruptItem `json:"foreign_items"`
+	// Checkpoints counts the incremental snapshot manifests
+	// (pkg/workspace/checkpoint) whose references were checked: in every
+	// session scope that has them, whatever the sample.
+	Checkpoints int64 `json:"checkpoints"`
+	// BrokenCheckpoints counts CheckpointItems.
+	BrokenCheckpoints int64 `json:"broken_checkpoints"`
+	// CheckpointItems lists the broken checkpoints, by scope and manifest:
+	// a manifest that does not decode, or a pack it names that is missing
+	// or does not have the size and SHA-256 it recorded, with the
+	// workspace paths that breaks (code corrupt_artifact). A manifest or
+	// pack that could not be read is listed under UnreadableItems instead.
+	CheckpointItems []CheckpointItem `json:"checkpoint_items"`
+	// CheckpointNotes name the scopes whose checkpoints could not be
+	// checked (their names do not list: the walk reports why).
+	CheckpointNotes []string `json:"checkpoint_notes,omitempty"`
+}
+
+// CheckpointItem is a broken checkpoint of a session scope.
+type CheckpointItem struct {
+	Scope artifacts.Scope `json:"scope"`
+	checkpoint.Finding
 }
 
 // verifyBatch is the most versions handed to a verify worker at once.
@@ -90,7 +114,7 @@ type verifyJob struct {
 // each payload, streaming. Corrupt versions are reported in the report,
 // not as an error; the error is for failures that stopped the check.
 func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (VerifyReport, error) {
-	rep := VerifyReport{CorruptItems: []CorruptItem{}, UnreadableItems: []CorruptItem{}, ForeignItems: []CorruptItem{}}
+	rep := VerifyReport{CorruptItems: []CorruptItem{}, UnreadableItems: []CorruptItem{}, ForeignItems: []CorruptItem{}, CheckpointItems: []CheckpointItem{}}
 	if !st.CanWalk() {
 		return rep, ErrNotWalker
 	}
@@ -125,6 +149,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		firstErr error
 		checked  atomic.Int64
 		bytes    atomic.Int64
+		ckScopes []artifacts.Scope // session scopes holding checkpoints
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -223,6 +248,11 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		if u.Known {
 			s := u.Scope
 			scope = &s
+			if hasCheckpoints(u) {
+				mu.Lock()
+				ckScopes = append(ckScopes, s)
+				mu.Unlock()
+			}
 		}
 		for _, n := range u.Names {
 			broken := map[int64]bool{}
@@ -262,6 +292,12 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 	close(jobs)
 	wg.Wait()
 	rep.Checked, rep.Bytes = checked.Load(), bytes.Load()
+	if firstErr == nil && walkErr == nil {
+		var err error
+		if corrupt, unread, err = verifyCheckpoints(ctx, st, ckScopes, &rep, corrupt, unread); err != nil {
+			return rep, err
+		}
+	}
 	slices.SortFunc(corrupt, compareItems)
 	rep.CorruptItems = append(rep.CorruptItems, corrupt...)
 	rep.Corrupt = int64(len(corrupt))
@@ -278,6 +314,52 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		return rep, walkErr
 	}
 	return rep, nil
+}
+
+// hasCheckpoints reports whether a session scope holds a published
+// version of the checkpoint format's names.
+func hasCheckpoints(u artifacts.ScopeUsage) bool {
+	return u.Scope.Kind == artifacts.KindSession && slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
+		return len(n.Records) > 0 && checkpoint.IsFormatName(n.Name)
+	})
+}
+
+// verifyCheckpoints checks the references of every manifest of scopes
+// (see checkpoint.ScopeRefs.Verify) into rep. A manifest already listed
+// as corrupt (its payload failed its record) is not listed again; what
+// could not be read goes with the unreadable versions.
+func verifyCheckpoints(ctx context.Context, st *artifacts.Store, scopes []artifacts.Scope, rep *VerifyReport, corrupt, unread []CorruptItem) ([]CorruptItem, []CorruptItem, error) {
+	slices.SortFunc(scopes, func(a, b artifacts.Scope) int { return strings.Compare(a.String(), b.String()) })
+	for _, scope := range scopes {
+		refs, err := checkpoint.ReadRefs(ctx, st, scope, zipsafe.Limits{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return corrupt, unread, err
+			}
+			rep.CheckpointNotes = append(rep.CheckpointNotes, fmt.Sprintf("%s: checkpoints not checked: %s", scope, artifacts.ReasonOf(err)))
+			continue
+		}
+		rep.Checkpoints += int64(len(refs.Manifests))
+		findings, err := refs.Verify(ctx, st)
+		if err != nil {
+			return corrupt, unread, err
+		}
+		for _, f := range findings {
+			known := func(it CorruptItem) bool {
+				return it.Scope != nil && *it.Scope == scope && it.Name == f.Manifest.Name && it.Version == f.Manifest.Version
+			}
+			switch {
+			case f.Pack == nil && (slices.ContainsFunc(corrupt, known) || slices.ContainsFunc(unread, known)):
+			case f.Code == artifacts.CodePermission || f.Code == artifacts.CodeIO:
+				s := scope
+				unread = append(unread, CorruptItem{Scope: &s, Name: f.Manifest.Name, Version: f.Manifest.Version, Reason: f.Reason, Code: f.Code})
+			default:
+				rep.CheckpointItems = append(rep.CheckpointItems, CheckpointItem{Scope: scope, Finding: f})
+			}
+		}
+	}
+	rep.BrokenCheckpoints = int64(len(rep.CheckpointItems))
+	return corrupt, unread, nil
 }
 
 // readVerified reads one version to the end through the store's verified

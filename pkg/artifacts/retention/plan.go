@@ -14,6 +14,8 @@ import (
 	"github.com/agentstore/agentstore/internal/plan"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/deletion"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
+	"github.com/agentstore/agentstore/pkg/zipsafe"
 )
 
 // ActionPrune is the action of a prune plan.
@@ -141,8 +143,12 @@ type Options struct {
 }
 
 // ComputePlan reads, without changing anything, the record of every
-// version under the filter (never a payload) and returns the plan that
-// applies the policy to them. It walks the store (artifacts.Walker); a
+// version under the filter (never a payload but checkpoint manifests) and
+// returns the plan that applies the policy to them. The versions of the
+// incremental snapshot format (pkg/workspace/checkpoint) are always kept,
+// with the reason: manifests (their retention is the format's own) and
+// packs (those a manifest uses, those none uses, which fs repair removes
+// after its grace period, and those whose use is not known). It walks the store (artifacts.Walker); a
 // store that cannot be walked is CodeUnsupported. A version whose record
 // does not decode or could not be read is a Problem: never pruned, and it
 // does not count toward keep-last. A filter under which the store holds
@@ -181,6 +187,10 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, opts Options) (*Plan,
 		var names []Name
 		var probs []Problem
 		matched := false
+		ck, err := checkpointReasons(ctx, st, u)
+		if err != nil {
+			return err
+		}
 		for _, n := range u.Names {
 			if !u.Known || n.Name == "" {
 				// Whose it is cannot be told: reported whatever the filter,
@@ -201,7 +211,7 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, opts Options) (*Plan,
 				probs = append(probs, Problem{Scope: &sc, Name: n.Name, Problem: pr})
 			}
 			if len(n.Records) > 0 {
-				names = append(names, d.decide(u.Scope, n.Name, n.Records))
+				names = append(names, d.decide(u.Scope, n.Name, n.Records, ck))
 			}
 		}
 		mu.Lock()
@@ -272,6 +282,69 @@ func notes(c artifacts.Capabilities) []string {
 	return []string{fmt.Sprintf("the %s layout never reuses version numbers: a pruned version keeps its reservation, so its number is never handed out again and the name's version capacity (%d reservations in its life) is not returned; the bytes are", c.Layout, c.VersionCapacity())}
 }
 
+// The reasons a plan gives for keeping the versions of the incremental
+// snapshot format (pkg/workspace/checkpoint), whatever the policy.
+const (
+	// ReasonCheckpointManifest: a checkpoint manifest; their retention is
+	// the format's own (--ws-max-snapshots).
+	ReasonCheckpointManifest = "checkpoint manifest: kept by the format's own retention (--ws-max-snapshots), never pruned"
+	// ReasonCheckpointPackUsed prefixes the manifests that use a pack.
+	ReasonCheckpointPackUsed = "checkpoint pack used by "
+	// ReasonCheckpointPackUnused: a pack no manifest names.
+	ReasonCheckpointPackUnused = "checkpoint pack no manifest names: fs repair removes it after its grace period"
+	// ReasonCheckpointPackUnknown: a pack of a scope with a manifest that
+	// does not read, or one published while the plan was made.
+	ReasonCheckpointPackUnknown = "checkpoint pack: which manifests use it is not known (a manifest does not read, or it is new); never pruned"
+)
+
+// checkpointReasons returns, for a scope's records, why a version of the
+// checkpoint format is kept ("" for any other version). It reads the
+// scope's manifests only when the scope is a session scope holding
+// format versions.
+func checkpointReasons(ctx context.Context, st *artifacts.Store, u artifacts.ScopeUsage) (func(artifacts.Record) string, error) {
+	none := func(artifacts.Record) string { return "" }
+	if !u.Known || u.Scope.Kind != artifacts.KindSession || !slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
+		return slices.ContainsFunc(n.Records, func(r artifacts.Record) bool { return checkpoint.IsManifest(r) || checkpoint.IsPack(r) })
+	}) {
+		return none, nil
+	}
+	refs, err := checkpoint.ReadRefs(ctx, st, u.Scope, zipsafe.Limits{})
+	if err != nil && ctx.Err() != nil {
+		return nil, err
+	}
+	if err != nil {
+		// Which packs are used is not known: every one is kept.
+		refs = &checkpoint.ScopeRefs{Unread: map[checkpoint.Ref]error{{}: err}}
+	}
+	known := map[checkpoint.Ref]bool{}
+	for _, p := range refs.Packs {
+		known[checkpoint.Ref{Name: p.Name, Version: p.Version}] = true
+	}
+	return func(r artifacts.Record) string {
+		ref := checkpoint.Ref{Name: r.Name, Version: r.Version}
+		switch {
+		case checkpoint.IsManifest(r):
+			return ReasonCheckpointManifest
+		case !checkpoint.IsPack(r):
+			return ""
+		case len(refs.Unread) > 0 || !known[ref]:
+			return ReasonCheckpointPackUnknown
+		}
+		users := refs.Users(ref)
+		if len(users) == 0 {
+			return ReasonCheckpointPackUnused
+		}
+		if len(users) > 3 {
+			return fmt.Sprintf("%s%d manifests, %s to %s", ReasonCheckpointPackUsed, len(users), users[0], users[len(users)-1])
+		}
+		names := make([]string, len(users))
+		for i, m := range users {
+			names[i] = m.String()
+		}
+		return ReasonCheckpointPackUsed + strings.Join(names, ", ")
+	}, nil
+}
+
 // decider applies a policy to one name's records.
 type decider struct {
 	p    Policy
@@ -280,7 +353,7 @@ type decider struct {
 }
 
 // decide sorts recs (ascending) into kept and pruned.
-func (d decider) decide(scope artifacts.Scope, name string, recs []artifacts.Record) Name {
+func (d decider) decide(scope artifacts.Scope, name string, recs []artifacts.Record, ck func(artifacts.Record) string) Name {
 	recs = slices.Clone(recs)
 	slices.SortFunc(recs, func(a, b artifacts.Record) int { return cmp.Compare(a.Version, b.Version) })
 	n := Name{Scope: scope, Name: name, Kept: []Version{}, Pruned: []Version{}}
@@ -289,7 +362,11 @@ func (d decider) decide(scope artifacts.Scope, name string, recs []artifacts.Rec
 			Version: r.Version, Size: r.Size, Digest: r.Digest, Token: r.Token,
 			CreatedAt: r.Created().Format(TimeFormat), AgeSeconds: (d.now - r.CreatedAt) / 1000,
 		}
-		if why := d.keep(r, len(recs)-1-i); why != "" {
+		why := ck(r)
+		if why == "" {
+			why = d.keep(r, len(recs)-1-i)
+		}
+		if why != "" {
 			v.Reason = why
 			n.Kept = append(n.Kept, v)
 			continue

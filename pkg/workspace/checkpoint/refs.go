@@ -218,3 +218,15 @@ func packFinding(m *Manifest, ref Ref, i int, code artifacts.Code, reason string
 	slices.Sort(f.Paths)
 	return f
 }
+
+// IsManifest reports whether rec is a manifest version of the format: a
+// generation of ManifestName carrying the format's kind.
+func IsManifest(rec artifacts.Record) bool {
+	return isName(rec.Name, ManifestName) && metaString(rec.Metadata, MetaKind) == kindManifest
+}
+
+// IsPack reports whether rec is a pack version of the format: a
+// generation of PackName carrying the format's kind.
+func IsPack(rec artifacts.Record) bool {
+	return isName(rec.Name, PackName) && metaString(rec.Metadata, MetaKind) == kindPack
+}

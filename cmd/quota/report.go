@@ -63,7 +63,12 @@ max_scan_entries/3 version reservations for a name (max_scan_entries is
 versions, bytes and largest version, the name slots it has used and its
 fullest name's reservations, and names the binding limit: whichever is
 closer to its ceiling. Rows come fullest first. Only records are read,
-never payloads. Google ADK's layouts (google-adk-file) have no lifetime
+never payloads, but the latest checkpoint manifest of each session scope
+reported that holds incremental snapshots: a table (and, in JSON, the
+scope's "checkpoints" object) shows their manifests, packs and stored
+bytes, and how much of the packs the latest checkpoint uses (live) and
+does not (dead: what only older checkpoints use, and packs no manifest
+names, which fs repair removes). Google ADK's layouts (google-adk-file) have no lifetime
 ceilings: the report says so and judges no usage against the thresholds.
 
 With --scratch (or the scratch config key) every session workspace is

@@ -257,6 +257,7 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 			fmt.Fprintf(w, "%s\n", st.Faint("-o wide adds each scope's largest version, fullest name and limit"))
 		}
 	}
+	checkpointTable(w, st, fit, r.Scopes)
 
 	if r.Scratch != "" {
 		fmt.Fprintln(w)
@@ -298,4 +299,31 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 		fmt.Fprintln(w, st.OK(summary))
 	}
 	return nil
+}
+
+// checkpointTable prints what the incremental snapshots of each session
+// scope hold: manifests, packs, stored bytes, and the live and dead parts
+// of the packs.
+func checkpointTable(w io.Writer, st output.Styles, fit int, scopes []quota.ScopeUsage) {
+	g := &grid{fit: fit, headers: []string{"CHECKPOINTS OF", "MANIFESTS", "PACKS", "STORED", "LIVE", "DEAD"}}
+	var problems []string
+	for _, sc := range scopes {
+		c := sc.Checkpoints
+		if c == nil {
+			continue
+		}
+		g.rows = append(g.rows, []cell{id(sc.Label()), number(strconv.Itoa(c.Manifests)), number(strconv.Itoa(c.Packs)),
+			number(output.Size(c.StoredBytes)), number(output.Size(c.LiveBytes)), number(output.Size(c.DeadBytes))})
+		if sc.CheckpointsProblem != "" {
+			problems = append(problems, sc.Label()+": "+sc.CheckpointsProblem)
+		}
+	}
+	if len(g.rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	g.render(w, st)
+	for _, p := range problems {
+		fmt.Fprintf(w, "%s\n", st.Warn(sanitize(p)))
+	}
 }

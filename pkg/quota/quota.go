@@ -10,7 +10,9 @@
 // binding limit: whichever of the two is closer to its ceiling.
 //
 // It works on any store whose driver can walk it, reading records and
-// never payloads. For the scope count it also asks the store for its scope
+// never payloads, but the latest checkpoint manifest of each session scope
+// reported that holds incremental snapshots (for its live bytes: see
+// ScopeUsage.Checkpoints). For the scope count it also asks the store for its scope
 // slots (artifacts.Store.ScopeSlots); it never reads a layout itself.
 //
 // The workspace side measures every session directory under a scratch
@@ -30,6 +32,7 @@ import (
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
 	"github.com/agentstore/agentstore/pkg/zipsafe"
 )
 
@@ -225,6 +228,15 @@ type ScopeUsage struct {
 	// Unreadable counts the scope's versions that could not be read
 	// (permission or I/O errors): not problems, not in the counts.
 	Unreadable int `json:"unreadable"`
+	// Checkpoints is what the incremental snapshots of a session scope
+	// hold (pkg/workspace/checkpoint: manifests and packs, stored bytes,
+	// live and dead bytes); nil when the scope has none. Their versions
+	// and bytes are in Versions and Bytes too.
+	Checkpoints *checkpoint.Usage `json:"checkpoints,omitempty"`
+	// CheckpointsProblem says why Checkpoints is incomplete (the latest
+	// manifest, or the scope's names, do not read: live bytes unknown,
+	// counted as dead); empty when it is not.
+	CheckpointsProblem string `json:"checkpoints_problem,omitempty"`
 
 	pct            float64 // exact
 	unreadableCode artifacts.Code
@@ -374,6 +386,9 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 			return nil
 		}
 		found = true
+		if err := checkpointUsage(ctx, st, u, &row); err != nil {
+			return err
+		}
 		r.Scopes = append(r.Scopes, row)
 		return nil
 	})
@@ -556,6 +571,37 @@ func onlyForeign(u artifacts.ScopeUsage) bool {
 		}
 	}
 	return true
+}
+
+// checkpointUsage fills row.Checkpoints for a session scope that holds
+// versions of the incremental snapshot format, reading its latest
+// manifest (see checkpoint.Checkpoints.Usage). A latest manifest that
+// does not read leaves the live bytes unknown, and says so.
+func checkpointUsage(ctx context.Context, st *artifacts.Store, u artifacts.ScopeUsage, row *ScopeUsage) error {
+	if !u.Known || u.Scope.Kind != artifacts.KindSession || !slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
+		return slices.ContainsFunc(n.Records, func(r artifacts.Record) bool { return checkpoint.IsManifest(r) || checkpoint.IsPack(r) })
+	}) {
+		return nil
+	}
+	c, err := checkpoint.New(checkpoint.Options{Store: st, Scope: u.Scope})
+	if err != nil {
+		return err
+	}
+	cu, err := c.Usage(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		switch artifacts.CodeOf(err) {
+		case artifacts.CodeCorrupt, artifacts.CodeIO, artifacts.CodePermission, artifacts.CodeNotFound:
+			cu.LiveBytes, cu.DeadBytes = 0, cu.PackBytes
+			row.CheckpointsProblem = "the checkpoints do not read (" + artifacts.ReasonOf(err) + "): live bytes unknown, counted as dead; see agentstore fs verify"
+		default:
+			return err
+		}
+	}
+	row.Checkpoints = &cu
+	return nil
 }
 
 func scopeRow(u artifacts.ScopeUsage, caps artifacts.Capabilities) ScopeUsage {

@@ -145,10 +145,16 @@ func foreignSection(ios *iostreams.IOStreams, st output.Styles, items []repair.C
 
 // found is the problems_found error (exit 3) of a run that found corrupt
 // versions or foreign objects.
-func found(corrupt, foreign int64) error {
+func found(corrupt, foreign int64) error { return foundBroken(corrupt, 0, foreign) }
+
+// foundBroken is found with broken checkpoints too.
+func foundBroken(corrupt, checkpoints, foreign int64) error {
 	var parts []string
 	if corrupt > 0 {
 		parts = append(parts, fmt.Sprintf("%d corrupt %s", corrupt, plural(int(corrupt), "version", "versions")))
+	}
+	if checkpoints > 0 {
+		parts = append(parts, fmt.Sprintf("%d broken %s", checkpoints, plural(int(checkpoints), "checkpoint", "checkpoints")))
 	}
 	if foreign > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s not part of the layout", foreign, plural(int(foreign), "object", "objects")))

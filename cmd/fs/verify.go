@@ -212,7 +212,7 @@ func runVerify(ctx context.Context, opts *VerifyOptions) (err error) {
 		return unreadable(rep.UnreadableItems)
 	}
 	if rep.Corrupt > 0 || rep.Foreign > 0 || rep.BrokenCheckpoints > 0 {
-		return found(rep.Corrupt+rep.BrokenCheckpoints, rep.Foreign)
+		return foundBroken(rep.Corrupt, rep.BrokenCheckpoints, rep.Foreign)
 	}
 	return nil
 }

@@ -578,9 +578,7 @@ func onlyForeign(u artifacts.ScopeUsage) bool {
 // manifest (see checkpoint.Checkpoints.Usage). A latest manifest that
 // does not read leaves the live bytes unknown, and says so.
 func checkpointUsage(ctx context.Context, st *artifacts.Store, u artifacts.ScopeUsage, row *ScopeUsage) error {
-	if !u.Known || u.Scope.Kind != artifacts.KindSession || !slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
-		return slices.ContainsFunc(n.Records, func(r artifacts.Record) bool { return checkpoint.IsManifest(r) || checkpoint.IsPack(r) })
-	}) {
+	if !checkpoint.HasCheckpoints(u) {
 		return nil
 	}
 	c, err := checkpoint.New(checkpoint.Options{Store: st, Scope: u.Scope})

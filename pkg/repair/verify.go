@@ -248,7 +248,7 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		if u.Known {
 			s := u.Scope
 			scope = &s
-			if hasCheckpoints(u) {
+			if checkpoint.HasCheckpoints(u) {
 				mu.Lock()
 				ckScopes = append(ckScopes, s)
 				mu.Unlock()
@@ -314,14 +314,6 @@ func Verify(ctx context.Context, st *artifacts.Store, opts VerifyOptions) (Verif
 		return rep, walkErr
 	}
 	return rep, nil
-}
-
-// hasCheckpoints reports whether a session scope holds a published
-// version of the checkpoint format's names.
-func hasCheckpoints(u artifacts.ScopeUsage) bool {
-	return u.Scope.Kind == artifacts.KindSession && slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
-		return len(n.Records) > 0 && checkpoint.IsFormatName(n.Name)
-	})
 }
 
 // verifyCheckpoints checks the references of every manifest of scopes

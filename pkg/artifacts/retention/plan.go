@@ -303,9 +303,7 @@ const (
 // format versions.
 func checkpointReasons(ctx context.Context, st *artifacts.Store, u artifacts.ScopeUsage) (func(artifacts.Record) string, error) {
 	none := func(artifacts.Record) string { return "" }
-	if !u.Known || u.Scope.Kind != artifacts.KindSession || !slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
-		return slices.ContainsFunc(n.Records, func(r artifacts.Record) bool { return checkpoint.IsManifest(r) || checkpoint.IsPack(r) })
-	}) {
+	if !checkpoint.HasCheckpoints(u) {
 		return none, nil
 	}
 	refs, err := checkpoint.ReadRefs(ctx, st, u.Scope, zipsafe.Limits{})

@@ -230,3 +230,11 @@ func IsManifest(rec artifacts.Record) bool {
 func IsPack(rec artifacts.Record) bool {
 	return isName(rec.Name, PackName) && metaString(rec.Metadata, MetaKind) == kindPack
 }
+
+// HasCheckpoints reports whether a walked scope (artifacts.Store.Walk)
+// is a session scope holding a manifest or pack version of the format.
+func HasCheckpoints(u artifacts.ScopeUsage) bool {
+	return u.Known && u.Scope.Kind == artifacts.KindSession && slices.ContainsFunc(u.Names, func(n artifacts.NameUsage) bool {
+		return slices.ContainsFunc(n.Records, func(r artifacts.Record) bool { return IsManifest(r) || IsPack(r) })
+	})
+}

@@ -22,6 +22,7 @@ const (
 	ExitProblems     = 3 // the command worked and found problems
 	ExitConfirmation = 4 // confirmation required or stale; nothing changed
 	ExitLocked       = 5 // another process holds the lock; nothing changed
+	ExitConflict     = 6 // another writer got there first; the local tree is kept
 )
 
 // Error codes of the command line's own errors, next to those of package
@@ -147,7 +148,9 @@ func ErrorCode(err error) string {
 // errors (and the invalid_* and unknown_layout codes of package
 // artifacts), 3 for problems_found, 4 for confirmation_required,
 // stale_confirmation and would_overwrite, 5 for
-// locked, 1 for anything else.
+// locked, 6 for conflict (another writer or process got there first: a
+// snapshot on a parent that is no longer the latest, a directory in use
+// or already there), 1 for anything else.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -171,6 +174,8 @@ func ExitCode(err error) int {
 		return ExitConfirmation
 	case CodeLocked:
 		return ExitLocked
+	case string(artifacts.CodeConflict):
+		return ExitConflict
 	}
 	return ExitFailure
 }

@@ -48,6 +48,8 @@ func TestExitCode(t *testing.T) {
 		{"stale", &ConfirmationError{Stale: true, Msg: "stale"}, "stale_confirmation", 4},
 		{"locked", &LockedError{Msg: "locked"}, "locked", 5},
 		{"foreign lock error", fmt.Errorf("sweep: %w", lockErr{}), "locked", 5},
+		{"conflict", aerr(artifacts.CodeConflict), "conflict", 6},
+		{"wrapped conflict", fmt.Errorf("ws snapshot: %w", aerr(artifacts.CodeConflict)), "conflict", 6},
 		{"unsupported store", CodedError(CodeUnsupportedStore, errors.New("no")), "unsupported_store", 1},
 		{"unsupported", aerr(artifacts.CodeUnsupported), "unsupported", 1},
 		{"timeout", context.DeadlineExceeded, "timeout", 1},

@@ -19,6 +19,9 @@ const ExitStatusHelp = `EXIT STATUS
      changed
   5  another sweep or repair holds the lock on this store or scratch root;
      nothing changed (try again later)
+  6  conflict: another writer or process got there first (a snapshot whose
+     parent is no longer the latest, a directory in use or already there);
+     nothing was published and the local tree is kept
   An unknown exit status means failure. With -o json an error is also one
   JSON object {"error":{"code","message"}} on stderr.
 `

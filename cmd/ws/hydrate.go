@@ -33,9 +33,16 @@ type HydrateOutput struct {
 	cmdutil.StoreJSON
 	Scratch string           `json:"scratch"`
 	Scope   *artifacts.Scope `json:"scope"`
-	Version int64            `json:"version"`
-	Files   int              `json:"files"`
-	Bytes   int64            `json:"bytes"`
+	// Format is the format hydrated from: "zip" (Version is a version of
+	// workspace.zip) or "incremental" (Version is a version of the
+	// manifest Checkpoint names).
+	Format workspace.SnapshotFormat `json:"format"`
+	// Checkpoint is the manifest (NAME@VERSION) of an incremental
+	// snapshot, "" for a zip.
+	Checkpoint string `json:"checkpoint"`
+	Version    int64  `json:"version"`
+	Files      int    `json:"files"`
+	Bytes      int64  `json:"bytes"`
 	// Dir is the directory restored into.
 	Dir string `json:"dir"`
 }
@@ -59,9 +66,10 @@ func NewCmdHydrate(f *cmdutil.Factory, runF func(context.Context, *HydrateOption
 	opts := &HydrateOptions{deps: depsOf(f)}
 	cmd := &cobra.Command{
 		Use:   "hydrate --app A --user U --session S [--version V] [--force | --to DIR]",
-		Short: "Restore a session's workspace from a workspace.zip version",
-		Long: `Fetch a version of the session's workspace.zip from --store (the latest
-unless --version is given), verify it against its record, and extract it
+		Short: "Restore a session's workspace from its newest snapshot or a workspace.zip version",
+		Long: `Fetch the session's newest snapshot from --store, of either format (the
+newer of the latest workspace.zip and the latest incremental checkpoint),
+or the workspace.zip version --version names, verify it, and extract it
 into the session's directory under the --scratch root, all or nothing: the
 directory is replaced only when every entry was extracted and checked. The
 index record is kept (and created when missing).
@@ -74,8 +82,12 @@ changing nothing. Snapshot it first, restore into a new directory with
 --to DIR (the workspace is not touched, no index is written), or overwrite
 it with --force.
 
-With -o json: {"store","layout","scratch","scope","version","files",
-"bytes","dir"}; when refused, {"store","layout","scratch","scope",
+The output says which format was hydrated (a "format" line; "format" in
+JSON). To restore an older checkpoint, or chosen files of one, use
+"ws restore".
+
+With -o json: {"store","layout","scratch","scope","format","checkpoint",
+"version","files","bytes","dir"}; when refused, {"store","layout","scratch","scope",
 "version","dir","lost":[{"path","change"}],"total"} (change is
 new, modified, or the kind of an entry a snapshot cannot hold).`,
 		Example: `  agentstore ws hydrate --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
@@ -132,29 +144,48 @@ func runHydrate(ctx context.Context, opts *HydrateOptions) error {
 		res, err = m.Hydrate(ctx, scope, opts.Version, hopts)
 	}
 	done()
-	var oe *workspace.OverwriteError
-	if errors.As(err, &oe) {
-		return refuseOverwrite(opts, cfg, name, oe)
+	if oe, ok := asOverwrite(err); ok {
+		return refuseOverwrite(opts.deps, cfg, name, oe, "ws hydrate", "--version "+strconv.FormatInt(oe.Version, 10))
 	}
 	if err != nil {
 		return err
 	}
-	out := HydrateOutput{StoreJSON: name.JSON(), Scratch: cfg.Scratch, Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes, Dir: res.Dir}
+	return printHydrated(opts.deps, cfg, name, res, opts.To != "")
+}
+
+// printHydrated prints a hydration's result (of hydrate and restore):
+// what was restored, where, and from which format.
+func printHydrated(d deps, cfg *cmdutil.Config, name cmdutil.StoreName, res workspace.HydrateResult, to bool) error {
+	out := HydrateOutput{StoreJSON: name.JSON(), Scratch: cfg.Scratch, Scope: scopeJSON(res.Scope), Format: res.Format, Version: res.Version, Files: res.Files, Bytes: res.Bytes, Dir: res.Dir}
+	from := fmt.Sprintf("zip (%s v%d)", workspace.SnapshotName, res.Version)
+	if res.Format == workspace.FormatIncremental {
+		out.Checkpoint = res.Checkpoint.String()
+		from = fmt.Sprintf("incremental (checkpoint %s)", res.Checkpoint)
+	}
 	if cfg.JSON() {
-		return output.JSON(opts.IO.Out, out)
+		return output.JSON(d.IO.Out, out)
 	}
-	header(opts.IO, name, cfg.Scratch)
-	fmt.Fprintf(opts.IO.Out, "hydrated %s v%d: %s, %s", res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes))
-	if opts.To != "" {
-		fmt.Fprintf(opts.IO.Out, " into %s", res.Dir)
+	header(d.IO, name, cfg.Scratch)
+	fmt.Fprintf(d.IO.Out, "hydrated %s v%d: %s, %s", res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes))
+	if to {
+		fmt.Fprintf(d.IO.Out, " into %s", res.Dir)
 	}
-	fmt.Fprintln(opts.IO.Out)
+	fmt.Fprintln(d.IO.Out)
+	fmt.Fprintf(d.IO.Out, "format %s\n", from)
 	return nil
 }
 
+// asOverwrite returns err's *workspace.OverwriteError, if it is one.
+func asOverwrite(err error) (*workspace.OverwriteError, bool) {
+	var oe *workspace.OverwriteError
+	return oe, errors.As(err, &oe)
+}
+
 // refuseOverwrite prints what a hydration would lose and returns the
-// error (exit status 4) with the commands that go on from here.
-func refuseOverwrite(opts *HydrateOptions, cfg *cmdutil.Config, name cmdutil.StoreName, oe *workspace.OverwriteError) error {
+// error (exit status 4) with the commands that go on from here: verb
+// ("ws hydrate", "ws restore") again with sel (the flag that chose the
+// snapshot), with --to or --force.
+func refuseOverwrite(opts deps, cfg *cmdutil.Config, name cmdutil.StoreName, oe *workspace.OverwriteError, verb, sel string) error {
 	out := OverwriteOutput{StoreJSON: name.JSON(), Scratch: cfg.Scratch, Scope: scopeJSON(oe.Scope), Version: oe.Version, Dir: oe.Dir, Lost: oe.Lost, Total: oe.Total}
 	if cfg.JSON() {
 		if err := output.JSON(opts.IO.Out, out); err != nil {
@@ -173,11 +204,11 @@ func refuseOverwrite(opts *HydrateOptions, cfg *cmdutil.Config, name cmdutil.Sto
 	}
 	base := "agentstore ws --scratch " + shell.Quote(cfg.Scratch) + " --store " + shell.Quote(cfg.Store)
 	scope := " --app " + shell.Quote(oe.Scope.App) + " --user " + shell.Quote(oe.Scope.User) + " --session " + shell.Quote(oe.Scope.Session)
-	version := " --version " + strconv.FormatInt(oe.Version, 10)
+	again := strings.Replace(base, "agentstore ws ", "agentstore "+verb+" ", 1) + scope + " " + sel
 	msg := fmt.Sprintf("%s\nnext: save it first: %s\nnext: restore beside it: %s\nnext: overwrite it (loses it): %s",
 		oe.Error(),
 		strings.Replace(base, " ws ", " ws snapshot ", 1)+scope,
-		strings.Replace(base, " ws ", " ws hydrate ", 1)+scope+version+" --to ./workspace-v"+strconv.FormatInt(oe.Version, 10),
-		strings.Replace(base, " ws ", " ws hydrate ", 1)+scope+version+" --force")
+		again+" --to ./workspace-v"+strconv.FormatInt(oe.Version, 10),
+		again+" --force")
 	return cmdutil.CodedError(cmdutil.CodeWouldOverwrite, errors.New(msg))
 }

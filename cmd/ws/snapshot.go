@@ -17,6 +17,8 @@ import (
 type SnapshotOptions struct {
 	deps
 	Scope cmdutil.ScopeFlags
+	// Format is --snapshot-format: incremental, zip or auto.
+	Format string
 }
 
 // SnapshotOutput is the output of "ws snapshot -o json".
@@ -25,11 +27,20 @@ type SnapshotOutput struct {
 	cmdutil.StoreJSON
 	Scratch string           `json:"scratch"`
 	Scope   *artifacts.Scope `json:"scope"`
-	Version int64            `json:"version"`
-	Files   int              `json:"files"`
-	Bytes   int64            `json:"bytes"`
-	Digest  string           `json:"digest"`
-	Size    int64            `json:"size"`
+	// Format is the format written: "zip" (Version is a version of
+	// workspace.zip) or "incremental" (Version is a version of the
+	// manifest Checkpoint names).
+	Format  workspace.SnapshotFormat `json:"format"`
+	Version int64                    `json:"version"`
+	// Checkpoint is the manifest of an incremental snapshot
+	// (NAME@VERSION), "" for a zip.
+	Checkpoint string `json:"checkpoint"`
+	// AddedBytes is what an incremental snapshot stored in new packs.
+	AddedBytes int64  `json:"added_bytes"`
+	Files      int    `json:"files"`
+	Bytes      int64  `json:"bytes"`
+	Digest     string `json:"digest"`
+	Size       int64  `json:"size"`
 	// Unchanged is true when the tree is the one Version already holds:
 	// nothing was written.
 	Unchanged bool `json:"unchanged"`
@@ -43,11 +54,25 @@ func NewCmdSnapshot(f *cmdutil.Factory, runF func(context.Context, *SnapshotOpti
 	opts := &SnapshotOptions{deps: depsOf(f)}
 	cmd := &cobra.Command{
 		Use:   "snapshot --app A --user U --session S",
-		Short: "Publish a session's workspace as a new workspace.zip version",
-		Long: `Zip the session's directory under the --scratch root (without its index
-record) and put it into --store as a new version of the artifact
-workspace.zip (application/zip) of the session scope. The archive streams
-into the store; the version is printed once the store has published it.
+		Short: "Publish a session's workspace as a new snapshot (zip or incremental)",
+		Long: `Snapshot the session's directory under the --scratch root (without its
+index record) into the session scope of --store, in the format of
+--snapshot-format:
+
+  zip          a new version of the artifact workspace.zip
+               (application/zip), the whole tree: what an ADK runtime
+               following the design loads
+  incremental  a checkpoint: a new version of workspace.manifest naming
+               the tree's files, and packs (workspace.pack) holding only
+               the content no earlier checkpoint of the session stored
+               (docs/layout.md, "Incremental snapshot format")
+  auto         zip for a tree under 8 MiB, incremental from there (default)
+
+The flag is also the config key ws.snapshot-format (AGENTSTORE_WS_SNAPSHOT_FORMAT).
+The snapshot is printed once the store has published it. An incremental
+snapshot names its parent, the latest checkpoint; when another writer
+published a checkpoint since, it fails with conflict (exit status 6) and
+keeps the local tree: see "ws diff", then snapshot again.
 
 A tree that is the one the latest version already holds (nothing touched
 since that version was made or hydrated) writes nothing: "unchanged since
@@ -58,14 +83,18 @@ FIFOs, sockets and devices are left out, and every one is listed (path and
 kind); the command then exits with status 3, and "ws sweep" never removes
 the workspace.
 
-With -o json: {"store","layout","scratch","scope","version","files",
-"bytes","digest","size","unchanged","omitted":[{"path","kind"}]}; bytes
-counts the files' bytes, size the archive's.`,
+With -o json: {"store","layout","scratch","scope","format","version",
+"checkpoint","added_bytes","files","bytes","digest","size","unchanged",
+"omitted":[{"path","kind"}]}; bytes counts the files' bytes, size the
+archive's (the manifest's for incremental), added_bytes the new packs'.`,
 		Example: `  agentstore ws snapshot --scratch /var/lib/agents/scratch --store /var/lib/agents/store \
     --app demo-a --user user-42 --session session-7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := opts.Scope.Scope(true, artifacts.KindSession); err != nil {
+				return err
+			}
+			if err := formatFlag(cmd, opts.deps, &opts.Format); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -75,9 +104,12 @@ counts the files' bytes, size the archive's.`,
 		},
 	}
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
+	addFormatFlag(cmd, &opts.Format)
 	cmdutil.SetExitStatusNote(cmd, `1 also when the session has no directory under the scratch root (not_found)
 3  the snapshot left out entries it cannot hold (symbolic links, FIFOs,
-   sockets, devices); they are listed`)
+   sockets, devices); they are listed
+6  another writer published a checkpoint since the one this snapshot
+   builds on (conflict); nothing was published, the local tree is kept`)
 	return cmd
 }
 
@@ -88,16 +120,23 @@ func runSnapshot(ctx context.Context, opts *SnapshotOptions) error {
 	}
 	defer m.Close()
 	update, done := progress(opts.IO, "snapshot")
-	res, err := m.Snapshot(ctx, scope, workspace.SnapshotOptions{Progress: update})
+	format, err := parseFormat(opts.Format)
+	if err != nil {
+		return err
+	}
+	res, err := m.Snapshot(ctx, scope, workspace.SnapshotOptions{Progress: update, Format: format})
 	done()
 	if err != nil {
 		return err
 	}
 	out := SnapshotOutput{
-		StoreJSON: name.JSON(), Scratch: cfg.Scratch,
+		StoreJSON: name.JSON(), Scratch: cfg.Scratch, Format: res.Format, AddedBytes: res.AddedBytes,
 		Scope: scopeJSON(res.Scope), Version: res.Version, Files: res.Files, Bytes: res.Bytes,
 		Digest: res.Record.Digest, Size: res.Record.Size, Unchanged: res.Unchanged,
 		Omitted: res.Omitted,
+	}
+	if res.Format == workspace.FormatIncremental {
+		out.Checkpoint = res.Checkpoint.String()
 	}
 	if out.Omitted == nil {
 		out.Omitted = []workspace.Omission{}
@@ -109,10 +148,17 @@ func runSnapshot(ctx context.Context, opts *SnapshotOptions) error {
 	} else {
 		w := opts.IO.Out
 		header(opts.IO, name, cfg.Scratch)
-		if res.Unchanged {
+		switch {
+		case res.Format == workspace.FormatIncremental && res.Unchanged:
+			fmt.Fprintf(w, "snapshot %s unchanged since checkpoint %s: %s, %s; nothing written\n",
+				res.Scope, res.Checkpoint, plural(res.Files, "file", "files"), output.Size(res.Bytes))
+		case res.Format == workspace.FormatIncremental:
+			fmt.Fprintf(w, "snapshot %s checkpoint %s (incremental): %s, %s; %s new in packs\n",
+				res.Scope, res.Checkpoint, plural(res.Files, "file", "files"), output.Size(res.Bytes), output.Size(res.AddedBytes))
+		case res.Unchanged:
 			fmt.Fprintf(w, "snapshot %s unchanged since v%d: %s, %s; nothing written\n",
 				res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes))
-		} else {
+		default:
 			fmt.Fprintf(w, "snapshot %s v%d: %s, %s (archive %s, sha256 %s)\n",
 				res.Scope, res.Version, plural(res.Files, "file", "files"), output.Size(res.Bytes), output.Size(res.Record.Size), res.Record.Digest)
 		}

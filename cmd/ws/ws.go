@@ -17,6 +17,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentstore/agentstore/internal/cmdutil"
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/internal/output"
@@ -180,4 +182,55 @@ func safe(s string) string {
 		}
 	}
 	return s
+}
+
+// configKeys are the flags of the ws commands that are also config keys
+// ("ws.NAME" in the config file's "ws:" section, AGENTSTORE_WS_NAME).
+var configKeys = []string{"snapshot-format"}
+
+func init() {
+	keys := make([]string, len(configKeys))
+	for i, k := range configKeys {
+		keys[i] = "ws." + k
+	}
+	cmdutil.RegisterConfigKeys(keys...)
+}
+
+// addFormatFlag adds --snapshot-format, stored in p, to cmd.
+func addFormatFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "snapshot-format", string(workspace.FormatAuto),
+		"snapshot format: incremental (what changed), zip (a whole workspace.zip) or auto (zip below 8 MiB)")
+	_ = cmd.RegisterFlagCompletionFunc("snapshot-format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{string(workspace.FormatIncremental), string(workspace.FormatZip), string(workspace.FormatAuto)}, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// parseFormat checks a --snapshot-format value: a usage error (exit 2)
+// unless it names a format. The empty value is refused too: the library
+// reads it as zip, a user who wrote nothing meant no format at all.
+func parseFormat(s string) (workspace.SnapshotFormat, error) {
+	f, err := workspace.ParseSnapshotFormat(s)
+	if err != nil || s == "" {
+		return "", cmdutil.Usagef("--snapshot-format %q: want incremental, zip or auto", s)
+	}
+	return f, nil
+}
+
+// formatFlag applies the ws.* config keys to the flags of cmd not given
+// on the command line, then checks --snapshot-format (in p): a bad value
+// from the config file or environment is a usage error naming its key.
+func formatFlag(cmd *cobra.Command, d deps, p *string) error {
+	given := cmd.Flags().Changed("snapshot-format")
+	cfg, err := d.Config()
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.ApplyConfigKeys(cmd, cfg, "ws"); err != nil {
+		return err
+	}
+	_, err = parseFormat(*p)
+	if err != nil && !given && cmd.Flags().Changed("snapshot-format") {
+		return cmdutil.Usagef("config key ws.snapshot-format (or $%s): %q: want incremental, zip or auto", cmdutil.EnvVar("ws-snapshot-format"), *p)
+	}
+	return err
 }

@@ -43,6 +43,9 @@ workspaces under the --scratch root.`)
 		wscmd.NewCmdHydrate(f, nil),
 		wscmd.NewCmdSweep(f, nil),
 		wscmd.NewCmdDelete(f, nil),
+		wscmd.NewCmdHistory(f, nil),
+		wscmd.NewCmdDiff(f, nil),
+		wscmd.NewCmdRestore(f, nil),
 	)
 	return cmd
 }

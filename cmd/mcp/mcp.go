@@ -28,7 +28,7 @@ import (
 
 // configFlags are the flags of "mcp" that are also config keys ("mcp.NAME"
 // in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
-var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "memory",
+var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "snapshot-format", "memory",
 	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "audit-log",
 	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches", "call-timeout",
 	"max-sessions", "session-idle", "durable-writes",
@@ -71,13 +71,15 @@ type Options struct {
 	Profile       string
 	Tools         []string
 	Snapshot      string
-	Memory        string
-	TurnBytes     string
-	MaxBytes      string
-	MaxFiles      int
-	MaxEntries    int
-	AuditLog      string
-	Limits        limitFlags
+	// SnapshotFormat is --snapshot-format: incremental, zip or auto.
+	SnapshotFormat string
+	Memory         string
+	TurnBytes      string
+	MaxBytes       string
+	MaxFiles       int
+	MaxEntries     int
+	AuditLog       string
+	Limits         limitFlags
 }
 
 type httpLimitFlags struct {
@@ -155,7 +157,13 @@ answers a write only once a snapshot holding it is stored (writes that
 arrive while one is stored share the next; a write whose snapshot failed
 answers NOT_PERSISTED: the change stays and the next write or end_turn
 stores it), end-of-turn snapshots when the runtime calls the end_turn
-tool (list it with --tools) and on shutdown, off never. A write to /workspace is atomic
+tool (list it with --tools) and on shutdown, off never. --snapshot-format
+picks what a snapshot stores: zip (a whole workspace.zip each time),
+incremental (a checkpoint of what changed: workspace.manifest and
+workspace.pack) or auto (default: zip below 8 MiB, incremental from
+there); hydration takes the newest snapshot of either format. A snapshot
+on a checkpoint another writer has superseded answers CONFLICT, keeps the
+local tree and the server keeps serving. A write to /workspace is atomic
 (a temporary file renamed into place) but not fsynced: the scratch
 directory is a cache of the snapshots, and a machine crash may lose the
 writes since the last snapshot. --durable-writes fsyncs each one before
@@ -212,6 +220,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.StringVar(&opts.Profile, "profile", string(mcpfs.ProfileReadWrite), "tool profile: read-only or read-write")
 	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; end_turn only when named)")
 	fl.StringVar(&opts.Snapshot, "snapshot", SnapshotOnWrite, "when to snapshot the workspace: on-write, end-of-turn or off")
+	fl.StringVar(&opts.SnapshotFormat, "snapshot-format", string(workspace.FormatAuto), "snapshot format: incremental (what changed), zip (a whole workspace.zip) or auto (zip below 8 MiB)")
 	fl.StringVar(&opts.Memory, "memory", "on", "serve /memory from the user scope of --store: on or off")
 	fl.StringVar(&opts.TurnBytes, "ws-turn-bytes", "", "bytes a session may write per turn, e.g. 10000000 or 64MiB (default no limit)")
 	fl.StringVar(&opts.MaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB (default no limit)")
@@ -227,6 +236,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.Var(duration.NewValue(&opts.Limits.CallTimeout, d.CallTimeout), "call-timeout", "longest one tool call may run; past it the call stops and answers TIMEOUT")
 	_ = cmd.RegisterFlagCompletionFunc("profile", fixed(string(mcpfs.ProfileReadOnly), string(mcpfs.ProfileReadWrite)))
 	_ = cmd.RegisterFlagCompletionFunc("snapshot", fixed(SnapshotOnWrite, SnapshotEndOfTurn, SnapshotOff))
+	_ = cmd.RegisterFlagCompletionFunc("snapshot-format", fixed(string(workspace.FormatIncremental), string(workspace.FormatZip), string(workspace.FormatAuto)))
 	_ = cmd.RegisterFlagCompletionFunc("memory", fixed("on", "off"))
 	_ = cmd.MarkFlagDirname("reference")
 	return cmd
@@ -249,6 +259,9 @@ func (o *Options) check() error {
 	case SnapshotOnWrite, SnapshotEndOfTurn, SnapshotOff:
 	default:
 		return cmdutil.Usagef("--snapshot %q: want on-write, end-of-turn or off", o.Snapshot)
+	}
+	if _, err := workspace.ParseSnapshotFormat(o.SnapshotFormat); err != nil || o.SnapshotFormat == "" {
+		return cmdutil.Usagef("--snapshot-format %q: want incremental, zip or auto", o.SnapshotFormat)
 	}
 	switch o.Memory {
 	case "on", "off":
@@ -356,7 +369,7 @@ func run(ctx context.Context, opts *Options) error {
 		Scratch: cfg.Scratch, Reference: opts.Reference, Store: st,
 		Quota:  workspace.Quota{TurnBytes: turn, TotalBytes: total, MaxFiles: opts.MaxFiles, MaxEntries: opts.MaxEntries},
 		Policy: policy, Now: opts.Now,
-		Durable: opts.DurableWrites,
+		Durable: opts.DurableWrites, SnapshotFormat: workspace.SnapshotFormat(opts.SnapshotFormat),
 	})
 	if err != nil {
 		return err

@@ -23,13 +23,14 @@ import (
 	"github.com/agentstore/agentstore/internal/iostreams"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/workspace"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
 	"github.com/agentstore/agentstore/pkg/workspace/mcpfs"
 )
 
 // configFlags are the flags of "mcp" that are also config keys ("mcp.NAME"
 // in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "snapshot-format", "memory",
-	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "audit-log",
+	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "ws-max-snapshots", "audit-log",
 	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches", "call-timeout",
 	"max-sessions", "session-idle", "durable-writes",
 	"max-mcp-sessions", "max-mcp-sessions-total", "http-read-timeout", "http-write-timeout", "http-idle-timeout", "http-max-conns"}
@@ -78,8 +79,10 @@ type Options struct {
 	MaxBytes       string
 	MaxFiles       int
 	MaxEntries     int
-	AuditLog       string
-	Limits         limitFlags
+	// MaxSnapshots is --ws-max-snapshots: the checkpoints a session keeps.
+	MaxSnapshots int
+	AuditLog     string
+	Limits       limitFlags
 }
 
 type httpLimitFlags struct {
@@ -161,7 +164,8 @@ tool (list it with --tools) and on shutdown, off never. --snapshot-format
 picks what a snapshot stores: zip (a whole workspace.zip each time),
 incremental (a checkpoint of what changed: workspace.manifest and
 workspace.pack) or auto (default: zip below 8 MiB, incremental from
-there); hydration takes the newest snapshot of either format. A snapshot
+there); hydration takes the newest snapshot of either format; a session
+keeps its last --ws-max-snapshots checkpoints. A snapshot
 on a checkpoint another writer has superseded answers CONFLICT, keeps the
 local tree and the server keeps serving. A write to /workspace is atomic
 (a temporary file renamed into place) but not fsynced: the scratch
@@ -226,6 +230,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.StringVar(&opts.MaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB (default no limit)")
 	fl.IntVar(&opts.MaxFiles, "ws-max-files", 0, "files a workspace may hold, at any depth (default no limit)")
 	fl.IntVar(&opts.MaxEntries, "ws-max-entries", 0, "files and directories a workspace may hold together (default no limit)")
+	fl.IntVar(&opts.MaxSnapshots, "ws-max-snapshots", checkpoint.DefaultMaxSnapshots, "checkpoints (incremental snapshots) a session keeps; older ones are deleted")
 	fl.BoolVar(&opts.DurableWrites, "durable-writes", false, "fsync every workspace write before answering (default: atomic rename only; the snapshot is the durable copy)")
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE`")
 	fl.StringVar(&opts.Limits.MaxReadBytes, "max-read-bytes", "", fmt.Sprintf("bytes one read returns; larger files are windowed (default %d)", d.MaxReadBytes))
@@ -283,6 +288,9 @@ func (o *Options) check() error {
 		if n.v < 0 {
 			return cmdutil.Usagef("%s %d is negative", n.flag, n.v)
 		}
+	}
+	if o.MaxSnapshots < 1 {
+		return cmdutil.Usagef("--ws-max-snapshots %d: want at least 1", o.MaxSnapshots)
 	}
 	if o.MaxSessions < 1 {
 		return cmdutil.Usagef("--max-sessions %d: want at least 1", o.MaxSessions)
@@ -370,6 +378,7 @@ func run(ctx context.Context, opts *Options) error {
 		Quota:  workspace.Quota{TurnBytes: turn, TotalBytes: total, MaxFiles: opts.MaxFiles, MaxEntries: opts.MaxEntries},
 		Policy: policy, Now: opts.Now,
 		Durable: opts.DurableWrites, SnapshotFormat: workspace.SnapshotFormat(opts.SnapshotFormat),
+		MaxCheckpoints: opts.MaxSnapshots,
 	})
 	if err != nil {
 		return err

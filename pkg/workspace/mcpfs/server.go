@@ -23,7 +23,8 @@ type Profile string
 
 // The profiles.
 const (
-	// ProfileReadWrite registers every tool but end_turn.
+	// ProfileReadWrite registers every tool but the runtime-only ones
+	// (end_turn, list_checkpoints, restore_checkpoint).
 	ProfileReadWrite Profile = "read-write"
 	// ProfileReadOnly registers only the tools whose readOnlyHint is true.
 	ProfileReadOnly Profile = "read-only"
@@ -99,7 +100,8 @@ type Options struct {
 	// Profile defaults to ProfileReadWrite.
 	Profile Profile
 	// Tools, when not empty, narrows the profile to these tool names;
-	// "end_turn" is registered only when named here.
+	// the runtime-only tools ("end_turn", "list_checkpoints",
+	// "restore_checkpoint") are registered only when named here.
 	Tools []string
 	// Limits bound reads, walks and requests.
 	Limits Limits

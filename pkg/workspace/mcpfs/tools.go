@@ -188,7 +188,7 @@ func allTools() []*toolDef {
 		"For the agent runtime, not the model: ends the turn (publishing a snapshot under the end-of-turn policy) and starts the next one, resetting the per-turn allowance.",
 		writes("End Turn", false, false), object(schema{}), endTurn)
 	end.hidden = true
-	return append(tools, end)
+	return append(append(tools, end), checkpointTools()...)
 }
 
 // ---- argument types

@@ -165,7 +165,10 @@ picks what a snapshot stores: zip (a whole workspace.zip each time),
 incremental (a checkpoint of what changed: workspace.manifest and
 workspace.pack) or auto (default: zip below 8 MiB, incremental from
 there); hydration takes the newest snapshot of either format; a session
-keeps its last --ws-max-snapshots checkpoints. A snapshot
+keeps its last --ws-max-snapshots checkpoints. The runtime tools
+list_checkpoints and restore_checkpoint (only when named in --tools) list
+them and restore one (refused with WOULD_OVERWRITE over unsaved work
+unless force). A snapshot
 on a checkpoint another writer has superseded answers CONFLICT, keeps the
 local tree and the server keeps serving. A write to /workspace is atomic
 (a temporary file renamed into place) but not fsynced: the scratch
@@ -222,7 +225,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.Var(duration.NewValue(&opts.HTTPLimits.IdleTimeout, mcpfs.DefaultConnIdleTimeout), "http-idle-timeout", "close a kept-alive --http connection after this long without a request")
 	fl.StringVar(&opts.Reference, "reference", "", "read-only reference tree served as /reference (`DIR`)")
 	fl.StringVar(&opts.Profile, "profile", string(mcpfs.ProfileReadWrite), "tool profile: read-only or read-write")
-	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; end_turn only when named)")
+	fl.StringSliceVar(&opts.Tools, "tools", nil, "serve only these tools (comma-separated; the runtime tools end_turn, list_checkpoints and restore_checkpoint only when named)")
 	fl.StringVar(&opts.Snapshot, "snapshot", SnapshotOnWrite, "when to snapshot the workspace: on-write, end-of-turn or off")
 	fl.StringVar(&opts.SnapshotFormat, "snapshot-format", string(workspace.FormatAuto), "snapshot format: incremental (what changed), zip (a whole workspace.zip) or auto (zip below 8 MiB)")
 	fl.StringVar(&opts.Memory, "memory", "on", "serve /memory from the user scope of --store: on or off")

@@ -215,12 +215,22 @@ func selectTools(all []*toolDef, profile Profile, allow []string, memory bool) (
 			slices.Sort(names)
 			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "unknown tool %q (known: %s)", name, strings.Join(names, ", "))
 		}
-		if !inProfile(t) && !t.hidden {
+		// A runtime tool (hidden) may be named under any profile unless
+		// it destroys workspace content: end_turn and list_checkpoints
+		// may, restore_checkpoint may not under read-only.
+		if !inProfile(t) && (!t.hidden || destructive(t)) {
 			return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, "mcp", nil, "tool %q writes, so the %s profile leaves it out", name, profile)
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// destructive reports whether a tool's annotations say it may destroy
+// content.
+func destructive(t *toolDef) bool {
+	a := t.tool.Annotations
+	return a != nil && a.DestructiveHint != nil && *a.DestructiveHint
 }
 
 // session is one session's state shared by all its MCP connections.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"container/list"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -487,7 +488,45 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.release(id)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+	if call {
+		// The go-sdk runs a call in its session's context, not the
+		// request's: a client that goes away would leave its call
+		// running to the call deadline. The request's context is found
+		// again by a header only this handler sets (see handler).
+		tok := rand.Text()
+		r.Header.Set(headerCall, tok)
+		callRequests.Store(tok, r.Context())
+		defer callRequests.Delete(tok)
+	} else {
+		r.Header.Del(headerCall)
+	}
 	h.mcp.ServeHTTP(w, r)
+}
+
+// headerCall carries, from ServeHTTP to the tool handler, the key of the
+// HTTP request that brought a call (any value a client sends is
+// replaced).
+const headerCall = "Agentstore-Internal-Call"
+
+// callRequests maps headerCall values to the contexts of the requests
+// in progress.
+var callRequests sync.Map
+
+// requestContext returns the context of the HTTP request that carried a
+// call, if it came over HTTP and is still in progress.
+func requestContext(req *mcp.CallToolRequest) (context.Context, bool) {
+	if req == nil || req.Extra == nil || req.Extra.Header == nil {
+		return nil, false
+	}
+	tok := req.Extra.Header.Get(headerCall)
+	if tok == "" {
+		return nil, false
+	}
+	v, ok := callRequests.Load(tok)
+	if !ok {
+		return nil, false
+	}
+	return v.(context.Context), true
 }
 
 // deadlineWriter sets the connection's write deadline before each write

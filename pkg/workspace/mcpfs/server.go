@@ -312,9 +312,18 @@ type callInfo struct {
 // toolFunc runs one tool call: its arguments as sent, its result.
 type toolFunc func(ctx context.Context, args json.RawMessage) *mcp.CallToolResult
 
-// handler is the go-sdk's handler of a tool: run with the call's arguments.
+// handler is the go-sdk's handler of a tool: run with the call's
+// arguments. A call that came over HTTP also ends when the client that
+// sent it goes away (its request's context ends).
 func handler(run toolFunc) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if rctx, ok := requestContext(req); ok {
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(ctx)
+			stop := context.AfterFunc(rctx, func() { cancel(context.Canceled) })
+			defer stop()
+			defer cancel(nil)
+		}
 		var raw json.RawMessage
 		if req.Params != nil {
 			raw = req.Params.Arguments

@@ -115,6 +115,12 @@ func interopCalls() []scriptCall {
 	}
 }
 
+// interopMaxBytes is the workspace limit of the interop servers: room
+// for the two directories the calls make (4,096 bytes each, as the
+// ledger charges a directory) and the small files, not for the 2,000
+// bytes of big.txt, which must answer QUOTA_EXCEEDED.
+const interopMaxBytes = "10000"
+
 // interopWant is what each call of interopCalls must answer: a substring
 // of the first text block, or the error code.
 var interopWant = []struct{ text, code string }{
@@ -186,7 +192,7 @@ func TestMCPInteropTypeScript(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		store, scratch, ref := interopTree(t)
 		out := runClient(t, node, dir, interopCalls(), "--roots", "file:///", "--stdio", bin, "mcp", "--store", store, "--scratch", scratch, "--reference", ref,
-			"--app", "demo", "--user", "u", "--session", "s", "--ws-max-bytes", "1000")
+			"--app", "demo", "--user", "u", "--session", "s", "--ws-max-bytes", interopMaxBytes)
 		checkInterop(t, out, "stdio")
 	})
 	t.Run("http", func(t *testing.T) {
@@ -195,7 +201,7 @@ func TestMCPInteropTypeScript(t *testing.T) {
 		if err := os.WriteFile(tokens, []byte("interop-runtime-token-0001\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		url, stop := startHTTP(t, bin, "--store", store, "--scratch", scratch, "--reference", ref, "--app", "demo", "--token-file", tokens, "--ws-max-bytes", "1000")
+		url, stop := startHTTP(t, bin, "--store", store, "--scratch", scratch, "--reference", ref, "--app", "demo", "--token-file", tokens, "--ws-max-bytes", interopMaxBytes)
 		defer stop()
 		out := runClient(t, node, dir, interopCalls(), "--header", "Authorization:Bearer interop-runtime-token-0001",
 			"--header", "Agentstore-User:u", "--header", "Agentstore-Session:s", "--http", url)

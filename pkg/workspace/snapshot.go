@@ -143,14 +143,24 @@ var errSnapshotAborted = errors.New("snapshot aborted: the store stopped reading
 // index it records the version and the tree's state in it.
 func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
 	const op = "workspace snapshot"
-	if f, err := m.snapshotFormat(root, opts); err != nil {
-		return SnapshotResult{}, err
-	} else if f == FormatIncremental {
-		return m.snapshotIncremental(ctx, root, scope, ix, opts)
-	}
-	before, err := scanTree(root)
+	f, err := m.snapshotFormat(opts)
 	if err != nil {
-		return SnapshotResult{}, osError(op, &scope, ".", err)
+		return SnapshotResult{}, err
+	}
+	// One scan serves the auto format's choice, the zip's size check and
+	// the index's tree state; an incremental snapshot without an index
+	// needs none.
+	var before treeScan
+	if f != FormatIncremental || ix != nil {
+		if before, err = scanTree(root); err != nil {
+			return SnapshotResult{}, osError(op, &scope, ".", err)
+		}
+	}
+	if f == FormatAuto {
+		f = m.autoFormat(before.Bytes)
+	}
+	if f == FormatIncremental {
+		return m.snapshotIncremental(ctx, root, scope, ix, opts, before)
 	}
 	if ix == nil {
 		// Nothing to compare with and nowhere to record the state.

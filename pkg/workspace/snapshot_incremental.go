@@ -50,46 +50,38 @@ func (m *Manager) checkpoints(scope artifacts.Scope) (*checkpoint.Checkpoints, e
 	})
 }
 
-// snapshotFormat decides the format of a snapshot of the tree under root:
-// the call's, else the manager's; auto by the tree's bytes.
-func (m *Manager) snapshotFormat(root *os.Root, opts SnapshotOptions) (SnapshotFormat, error) {
+// snapshotFormat returns the format of a snapshot: the call's, else the
+// manager's (FormatAuto is decided by autoFormat, from the tree's scan).
+func (m *Manager) snapshotFormat(opts SnapshotOptions) (SnapshotFormat, error) {
 	f := opts.Format
 	if f == "" {
 		f = m.opts.SnapshotFormat
 	}
-	f, err := ParseSnapshotFormat(string(f))
-	if err != nil || f != FormatAuto {
-		return f, err
-	}
-	sc, err := scanTree(root)
-	if err != nil {
-		return "", err
-	}
+	return ParseSnapshotFormat(string(f))
+}
+
+// autoFormat is FormatAuto's choice for a tree of the given file bytes:
+// a zip below the manager's AutoThreshold, incremental from it on.
+func (m *Manager) autoFormat(bytes int64) SnapshotFormat {
 	limit := m.opts.AutoThreshold
 	if limit <= 0 {
 		limit = DefaultAutoThreshold
 	}
-	if sc.Bytes < limit {
-		return FormatZip, nil
+	if bytes < limit {
+		return FormatZip
 	}
-	return FormatIncremental, nil
+	return FormatIncremental
 }
 
 // snapshotIncremental publishes an incremental snapshot of the tree
 // under root, as snapshotRoot does a zip: nothing when the index shows
 // the tree is the latest manifest's; the version and tree state recorded
-// in the index ix (nil: none).
-func (m *Manager) snapshotIncremental(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions) (SnapshotResult, error) {
-	const op = "workspace snapshot"
+// in the index ix (nil: none). before is the tree's scan, taken by
+// snapshotRoot when ix is set.
+func (m *Manager) snapshotIncremental(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions, before treeScan) (SnapshotResult, error) {
 	cp, err := m.checkpoints(scope)
 	if err != nil {
 		return SnapshotResult{}, err
-	}
-	var before treeScan
-	if ix != nil {
-		if before, err = scanTree(root); err != nil {
-			return SnapshotResult{}, osError(op, &scope, ".", err)
-		}
 	}
 	res, err := cp.Snapshot(ctx, root, checkpoint.SnapshotOptions{
 		Turn:     opts.Turn,

@@ -21,7 +21,6 @@
 package retention
 
 import (
-	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -202,24 +201,12 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// FormatDuration formats d exactly in the units ParseDuration reads, the
-// largest first: 30d, 1d12h, 90m is 1h30m; "" for 0.
+// FormatDuration formats d as the one duration formatter does
+// (duration.Format: the largest unit first, 30d, 1d12h, 90m is 1h30m),
+// which ParseDuration reads back; "" for 0. Plan ids hash its output.
 func FormatDuration(d time.Duration) string {
 	if d <= 0 {
 		return ""
 	}
-	var b strings.Builder
-	for _, u := range []struct {
-		unit time.Duration
-		sym  string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
-		if n := d / u.unit; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.sym)
-			d -= n * u.unit
-		}
-	}
-	if b.Len() == 0 {
-		return "0s"
-	}
-	return b.String()
+	return duration.Format(d)
 }

@@ -98,7 +98,7 @@ func ExtractFile(zipPath, target string, opts ExtractOptions) (ExtractStats, err
 // directory must exist. Concurrent modification of target by others during
 // Extract is not supported.
 func Extract(r io.ReaderAt, size int64, target string, opts ExtractOptions) (ExtractStats, error) {
-	lim := opts.Limits.resolve()
+	lim := opts.Limits.Resolved()
 	keep, err := keepSet(opts.Keep)
 	if err != nil {
 		return ExtractStats{}, err

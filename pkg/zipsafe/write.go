@@ -89,7 +89,7 @@ type WriteStats struct {
 // The archive is streamed: w receives data as files are read. On error, the
 // data already written to w is an incomplete archive and must be discarded.
 func Write(w io.Writer, root *os.Root, opts WriteOptions) (WriteStats, error) {
-	lim := opts.Limits.resolve()
+	lim := opts.Limits.Resolved()
 	level := opts.Level
 	if level == LevelDefault {
 		level = DefaultLevel

@@ -180,7 +180,9 @@ func DefaultLimits() Limits {
 	return Limits{MaxEntries: 100_000, MaxBytes: 4 << 30, MaxRatio: 200, MaxDepth: 128}
 }
 
-func (l Limits) resolve() Limits {
+// Resolved returns l with its zero fields set from DefaultLimits: the
+// limits every reader of archives and manifests enforces.
+func (l Limits) Resolved() Limits {
 	d := DefaultLimits()
 	if l.MaxEntries == 0 {
 		l.MaxEntries = d.MaxEntries
@@ -257,7 +259,7 @@ func checkName(name string, maxDepth int) string {
 // later (a workspace's confined API) check them here, so that one rule
 // decides what can be archived.
 func CheckName(name string, lim Limits) error {
-	if msg := checkName(name, lim.resolve().MaxDepth); msg != "" {
+	if msg := checkName(name, lim.Resolved().MaxDepth); msg != "" {
 		return newErr(CodeUnsafePath, name, "%s", msg)
 	}
 	return nil

@@ -93,7 +93,7 @@ func New(opts Options) (*Checkpoints, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	opts.Limits = resolveLimits(opts.Limits)
+	opts.Limits = opts.Limits.Resolved()
 	return &Checkpoints{opts: opts, caps: caps}, nil
 }
 

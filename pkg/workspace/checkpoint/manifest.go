@@ -187,24 +187,9 @@ func corrupt(format string, args ...any) error {
 	return artifacts.Errorf(artifacts.CodeCorrupt, "decode manifest", nil, format, args...)
 }
 
-// resolveLimits fills lim's zero fields from zipsafe.DefaultLimits.
-func resolveLimits(lim zipsafe.Limits) zipsafe.Limits {
-	d := zipsafe.DefaultLimits()
-	if lim.MaxEntries == 0 {
-		lim.MaxEntries = d.MaxEntries
-	}
-	if lim.MaxBytes == 0 {
-		lim.MaxBytes = d.MaxBytes
-	}
-	if lim.MaxDepth == 0 {
-		lim.MaxDepth = d.MaxDepth
-	}
-	return lim
-}
-
 // Check reports, as CodeCorrupt, what Decode refuses in m.
 func (m *Manifest) Check(lim zipsafe.Limits) error {
-	lim = resolveLimits(lim)
+	lim = lim.Resolved()
 	if m.Format != Format {
 		return corrupt("unknown format %d (this version reads %d)", m.Format, Format)
 	}

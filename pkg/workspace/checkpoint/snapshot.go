@@ -163,11 +163,21 @@ func (c *Checkpoints) Snapshot(ctx context.Context, root *os.Root, opts Snapshot
 // of the two to publish sees the other.
 func (c *Checkpoints) checkParent(ctx context.Context, ours Ref, parent string) ([]listed, error) {
 	const op = "checkpoint publish"
-	ls, err := listGens(ctx, c.opts.Store, c.opts.Scope, ManifestName, kindManifest)
-	if err != nil {
-		return nil, err
+	// A listing taken while another writer withdraws its manifest may
+	// miss ours (a name whose versions change under a listing can read
+	// as empty); ours was published, so a listing without it is read
+	// again, a bounded number of times.
+	var ls []listed
+	i := -1
+	for range 3 {
+		var err error
+		if ls, err = listGens(ctx, c.opts.Store, c.opts.Scope, ManifestName, kindManifest); err != nil {
+			return nil, err
+		}
+		if i = slices.IndexFunc(ls, func(l listed) bool { return l.Ref == ours }); i >= 0 {
+			break
+		}
 	}
-	i := slices.IndexFunc(ls, func(l listed) bool { return l.Ref == ours })
 	var why string
 	switch {
 	case i < 0:
@@ -187,10 +197,10 @@ func (c *Checkpoints) checkParent(ctx context.Context, ours Ref, parent string) 
 	if why == "" {
 		return ls, nil
 	}
-	if i >= 0 {
-		if _, err := c.opts.Store.Delete(ctx, c.opts.Scope, ours.Name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: ours.Version}); err != nil && !artifacts.IsNotFound(err) {
-			return nil, artifacts.Errorf(artifacts.CodeConflict, op, err, "another writer published on the same parent (%s), and withdrawing this manifest failed", why).With(c.opts.Scope, ours.Name, ours.Version)
-		}
+	// Withdrawn whether or not the listing showed it: a refused manifest
+	// left in place would be a checkpoint no writer reported.
+	if _, err := c.opts.Store.Delete(ctx, c.opts.Scope, ours.Name, artifacts.Selector{Kind: artifacts.SelectVersion, Version: ours.Version}); err != nil && !artifacts.IsNotFound(err) {
+		return nil, artifacts.Errorf(artifacts.CodeConflict, op, err, "another writer published on the same parent (%s), and withdrawing this manifest failed", why).With(c.opts.Scope, ours.Name, ours.Version)
 	}
 	return nil, artifacts.Errorf(artifacts.CodeConflict, op, nil, "another writer published first: %s; this snapshot was withdrawn, take a new one", why).With(c.opts.Scope, ours.Name, ours.Version)
 }

@@ -167,6 +167,7 @@ func TestRacingWriters(t *testing.T) {
 				write(t, dir, map[string][]byte{"f": fmt.Appendf(nil, "writer %d round %d", w, i)}, past.Add(time.Duration(w)*time.Hour+time.Duration(i)*time.Second))
 				res, err := c.Snapshot(context.Background(), openRoot(t, dir), checkpoint.SnapshotOptions{})
 				if err != nil {
+					t.Logf("writer %d round %d: %v", w, i, err)
 					if artifacts.CodeOf(err) != artifacts.CodeConflict {
 						t.Errorf("writer %d: %v", w, err)
 					}
@@ -188,6 +189,10 @@ func TestRacingWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(hist) != len(won) {
+		for _, r := range hist {
+			t.Logf("listed %v parent %v", r.Ref, r.Parent)
+		}
+		t.Logf("won %v", won)
 		t.Fatalf("%d manifests for %d snapshots reported published", len(hist), len(won))
 	}
 	for i, row := range hist {

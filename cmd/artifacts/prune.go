@@ -214,6 +214,7 @@ With -o json, a run that deleted prints {"store", "layout", "policy_id",
 	fl.Int64Var(&opts.MaxDelete, "max-delete", 0, "delete nothing when the plan prunes more than `N` versions")
 	fl.StringVar(&opts.maxBytesFlag, "max-delete-bytes", "", "delete nothing when the plan prunes more than `SIZE` bytes (e.g. 50GiB)")
 	fl.StringVar(&opts.MetricsFile, "metrics-file", "", "write Prometheus textfile metrics to `FILE` (atomically)")
+	cmdutil.NoteSizes(cmd)
 	cmdutil.SetExitStatusNote(cmd, `3  a bound (--max-delete, --max-delete-bytes) would be exceeded: nothing
    was deleted, the plan is printed; or some versions could not be read
    or do not decode (listed as problems, never pruned)

@@ -210,6 +210,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 		},
 	}
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)
+	cmdutil.NoteSizes(cmd)
 	cmdutil.SetExitStatusNote(cmd, "1 also when the server cannot start (store, scratch root, token file, address)")
 	d := mcpfs.DefaultLimits()
 	fl := cmd.Flags()

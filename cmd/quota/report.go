@@ -130,6 +130,7 @@ whatever -o says, and with -o prometheus prints nothing on stdout.`,
 	}
 	cmdutil.AllowPrometheus(cmd)
 	cmdutil.AllowWide(cmd)
+	cmdutil.NoteSizes(cmd)
 	cmdutil.SetExitStatusNote(cmd, `3  a usage (store scopes, a scope's binding limit, a workspace) is above
    --fail-over`)
 	cmdutil.AddScopeFlags(cmd, &opts.Scope)

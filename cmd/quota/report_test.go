@@ -13,13 +13,14 @@ import (
 )
 
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"": 0, "1048576": 1 << 20, "512MiB": 512 << 20, "4GiB": 4 << 30, "1.5K": 1536, "2 gb": 2 << 30} {
+	for in, want := range map[string]int64{"": 0, "1048576": 1 << 20, "512MiB": 512 << 20, "4GiB": 4 << 30, "1.5K": 1536, "2 gib": 2 << 30, "5GB": 5_000_000_000, "5G": 5 << 30,
+		"500kb": 500_000, "1.5MB": 1_500_000, "3TiB": 3 << 40, "2TB": 2_000_000_000_000} {
 		got, err := parseSize(in)
 		if err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"12parsecs", "-1", "0", "GiB", "1e30"} {
+	for _, in := range []string{"12parsecs", "-1", "0", "GiB", "1e30", "5GBs", "5 XB", "1.5.2M"} {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) accepted", in)
 		}

@@ -146,9 +146,7 @@ environment, then config file, then default.`,
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &cmdutil.UsageError{Err: err, CommandPath: c.CommandPath()}
-	})
+	root.SetFlagErrorFunc(cmdutil.FlagError)
 	cmdutil.AddGlobalFlags(root.PersistentFlags())
 	cmdutil.RegisterGlobalCompletions(root)
 	_ = root.RegisterFlagCompletionFunc(cmdutil.KeyStore, completeStore)

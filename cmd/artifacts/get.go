@@ -10,7 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -64,7 +66,9 @@ func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error
 		Use:   "get --app A [--user U [--session S]] --name NAME [--version V] -O FILE|-",
 		Short: "Write the verified payload of one version to a file or stdout",
 		Long: `Write the payload of one version of NAME (the latest unless --version) to
-FILE, or to standard output with -O -.
+FILE, or to standard output with -O -. -O DIR (an existing directory, or
+a path ending in /) writes DIR/BASE, BASE being the last /-separated
+element of NAME, as curl -O and gsutil cp do.
 
 The payload is checked against what the layout stores before it is used
 (size and SHA-256 in the Erlang layouts, the object's CRC32C in
@@ -109,6 +113,13 @@ JSON (with -O FILE, on stdout):
 			if opts.Output == "" {
 				return cmdutil.Usagef("-O is required: -O FILE writes the payload to FILE, -O - to standard output")
 			}
+			if opts.Output != "-" {
+				out, err := outputPath(opts.Output, opts.Name)
+				if err != nil {
+					return err
+				}
+				opts.Output = out
+			}
 			if opts.Output != "-" && !opts.Force {
 				if _, err := os.Lstat(opts.Output); err == nil {
 					return cmdutil.Usagef("%s already exists; choose another -O FILE, or add --force to replace it", opts.Output)
@@ -124,7 +135,7 @@ JSON (with -O FILE, on stdout):
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Name, "name", "", "artifact name (required)")
 	fl.Int64Var(&opts.Version, "version", 0, "version to read (default: the latest)")
-	fl.StringVarP(&opts.Output, "output-file", "O", "", "write the payload to `FILE`, or - for standard output (required)")
+	fl.StringVarP(&opts.Output, "output-file", "O", "", "write the payload to `FILE` (into DIR/BASE for a directory), or - for standard output (required)")
 	fl.BoolVar(&opts.Force, "force", false, "replace an existing -O FILE")
 	cmdutil.SetExitStatusNote(cmd, `1 also when the version does not exist (code not_found) or its payload does
   not match its record (corrupt_artifact; -O FILE is then left untouched)
@@ -270,6 +281,25 @@ func isBinary(b []byte) bool {
 // r reported the end of a payload that matches its record, syncs it and
 // renames it to path. On any failure the temporary file is removed and
 // path is untouched. It returns the absolute path written.
+// outputPath is the file -O o writes the payload of name to: o itself, or,
+// when o is a directory (an existing one, or any path ending in a slash),
+// the last element of name inside it, as curl -O and gsutil cp do.
+func outputPath(o, name string) (string, error) {
+	isDir := strings.HasSuffix(o, "/") || strings.HasSuffix(o, string(filepath.Separator))
+	if !isDir {
+		fi, err := os.Stat(o)
+		isDir = err == nil && fi.IsDir()
+	}
+	if !isDir {
+		return o, nil
+	}
+	base := path.Base(name)
+	if base == "." || base == ".." || base == "/" || strings.ContainsRune(base, filepath.Separator) {
+		return "", cmdutil.Usagef("%q has no file name to write into directory %s; give -O %s", name, o, filepath.Join(o, "FILE"))
+	}
+	return filepath.Join(o, base), nil
+}
+
 func writeVerified(path string, r io.Reader) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -18,7 +18,10 @@ const inspectShown = 4
 // InspectDir is the Inspector of file locations: it reports whether
 // loc.Root exists, whether it is an empty directory, and what it holds
 // (a few entry names, in order). A path that is not a directory, or a
-// symbolic link, exists and is described as such. It only reads.
+// symbolic link, exists and is described as such, except a symbolic link,
+// which is refused (CodeUnsafeStore) naming the directory it points to:
+// a store root is opened only where it really is, so that nobody swaps it
+// under a running command. It only reads.
 func InspectDir(ctx context.Context, loc Location) (Contents, error) {
 	const op = "open"
 	if err := CheckContext(ctx, op); err != nil {
@@ -35,7 +38,7 @@ func InspectDir(ctx context.Context, loc Location) (Contents, error) {
 	case err != nil:
 		return Contents{}, fsError(op, loc.Root, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return Contents{Exists: true, Found: "a symbolic link"}, nil
+		return Contents{}, symlinkRoot(op, loc.Root)
 	case !fi.IsDir():
 		return Contents{Exists: true, Found: "a " + kindOf(fi.Mode()) + ", not a directory"}, nil
 	}
@@ -124,4 +127,18 @@ func fsError(op, path string, err error) *Error {
 func IsDir(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.IsDir()
+}
+
+// symlinkRoot is the error for a store root that is a symbolic link: it
+// names the directory the link resolves to as the --store to give, or
+// says that the link leads nowhere.
+func symlinkRoot(op, root string) error {
+	target, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return Errorf(CodeUnsafeStore, op, nil, "%s is a symbolic link, not a directory, and it leads nowhere readable (%v)", root, errors.Unwrap(err))
+	}
+	if fi, err := os.Stat(target); err != nil || !fi.IsDir() {
+		return Errorf(CodeUnsafeStore, op, nil, "%s is a symbolic link, not a directory (it points to %s, which is not a directory)", root, target)
+	}
+	return Errorf(CodeUnsafeStore, op, nil, "%s is a symbolic link, not a directory: stores are opened only at a real directory; use --store %s, the directory it points to", root, target)
 }

@@ -41,6 +41,12 @@ func TestURLMuxOpen(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "file"), filepath.Join(dir, "filelink")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(filepath.Join(dir, "fs"), filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +67,9 @@ func TestURLMuxOpen(t *testing.T) {
 		{path: "other", code: artifacts.CodeUnknownLayout, msg: "found a directory holding x/"},
 		{path: "other", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeUnknownLayout},
 		{path: "file", code: artifacts.CodeUnknownLayout, msg: "found a regular file, not a directory"},
-		{path: "link", code: artifacts.CodeUnsafeStore, msg: "is a symbolic link, not a directory"},
+		{path: "link", code: artifacts.CodeUnsafeStore, msg: "is a symbolic link, not a directory: stores are opened only at a real directory; use --store " + filepath.Join(dir, "fs") + ", the directory it points to"},
+		{path: "dangling", code: artifacts.CodeUnsafeStore, msg: "is a symbolic link, not a directory, and it leads nowhere readable"},
+		{path: "filelink", code: artifacts.CodeUnsafeStore, msg: "it points to " + filepath.Join(dir, "file") + ", which is not a directory"},
 		{path: "missing", code: artifacts.CodeNotFound, msg: "nothing is there"},
 		{path: "fs/v1", code: artifacts.CodeUnknownLayout, msg: "use --store " + filepath.Join(dir, "fs") + ", the directory that holds v1/"},
 		{path: "fs/v1/new", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeUnknownLayout, msg: "does not exist and is no place for a new store"},

@@ -284,9 +284,10 @@ func nextCommand(opts *DeleteOptions, plan deletion.Plan) string {
 	default:
 		args = append(args, "--all-versions")
 	}
-	if opts.AllowNumberReuse && plan.ReusedNumber != nil {
-		// Asked for when planning: the confirmation carries it, so that
-		// the command works as printed.
+	if plan.ReusedNumber != nil {
+		// The plan's warning says the layout hands the number out again;
+		// the confirmation carries the flag, so that the command works
+		// as printed.
 		args = append(args, "--allow-number-reuse")
 	}
 	args = append(args, "--confirm", plan.PlanID)

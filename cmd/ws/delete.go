@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -241,7 +242,7 @@ func runDelete(ctx context.Context, opts *DeleteOptions) (err error) {
 			return perr
 		}
 		if !cerr.Stale && conf == nil {
-			cerr.Msg += "; run: " + nextDeleteCommand(cfg, u, opts, scope, rep.Plan.PlanID)
+			cerr.Msg += "; run: " + nextDeleteCommand(cfg, u, opts, scope, rep.Plan)
 		}
 		return err
 	}
@@ -288,12 +289,16 @@ func readSessionConfirmation(opts *DeleteOptions) (sweep.SessionConfirmation, er
 }
 
 // nextDeleteCommand is the command line that confirms a plan.
-func nextDeleteCommand(cfg *cmdutil.Config, u cmdutil.StoreURI, opts *DeleteOptions, scope artifacts.Scope, planID string) string {
+// A plan that deletes a number the layout hands out again (its warning
+// says so) is confirmed with --allow-number-reuse: the line runs as
+// printed.
+func nextDeleteCommand(cfg *cmdutil.Config, u cmdutil.StoreURI, opts *DeleteOptions, scope artifacts.Scope, plan *sweep.SessionPlan) string {
+	planID := plan.PlanID
 	s := "agentstore ws delete --scratch " + shell.Quote(cfg.Scratch) + " --store " + shell.Quote(u.String()) +
 		" --app " + shell.Quote(scope.App) + " --user " + shell.Quote(scope.User) + " --session " + shell.Quote(scope.Session)
 	if opts.WithArtifacts {
 		s += " --with-artifacts"
-		if opts.AllowNumberReuse {
+		if opts.AllowNumberReuse || slices.ContainsFunc(plan.Artifacts, func(a sweep.SessionArtifact) bool { return a.ReusedNumber != nil }) {
 			s += " --allow-number-reuse"
 		}
 	} else {

@@ -38,6 +38,8 @@ func TestURLMuxOpen(t *testing.T) {
 	mk("both", "scope-shards")
 	mk("empty")
 	mk("other", "x")
+	mk("gcscopy", "v1", "s", "ab")
+	mk("fresh", "v1")
 	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +69,11 @@ func TestURLMuxOpen(t *testing.T) {
 		{path: "other", code: artifacts.CodeUnknownLayout, msg: "found a directory holding x/"},
 		{path: "other", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeUnknownLayout},
 		{path: "file", code: artifacts.CodeUnknownLayout, msg: "found a regular file, not a directory"},
+		{path: "fresh", layout: "erlang-fs"},
+		{path: "gcscopy", code: artifacts.CodeUnknownLayout, msg: "found a directory holding v1/; " + filepath.Join(dir, "gcscopy", "v1") + " holds s/, the object names of Erlang ADK's Cloud Storage adapter (layout erlang-gcs)"},
+		{path: "gcscopy", opts: artifacts.OpenOptions{Create: true}, code: artifacts.CodeUnknownLayout, msg: "holds s/"},
+		{path: "gcscopy", opts: artifacts.OpenOptions{Layout: "erlang-fs"}, code: artifacts.CodeUnknownLayout, msg: "is not a store of layout erlang-fs"},
+		{path: "gcscopy/v1", code: artifacts.CodeUnknownLayout, msg: "v1 holds s/"},
 		{path: "link", code: artifacts.CodeUnsafeStore, msg: "is a symbolic link, not a directory: stores are opened only at a real directory; use --store " + filepath.Join(dir, "fs") + ", the directory it points to"},
 		{path: "dangling", code: artifacts.CodeUnsafeStore, msg: "is a symbolic link, not a directory, and it leads nowhere readable"},
 		{path: "filelink", code: artifacts.CodeUnsafeStore, msg: "it points to " + filepath.Join(dir, "file") + ", which is not a directory"},

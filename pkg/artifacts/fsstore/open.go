@@ -34,7 +34,7 @@ func (layout) Info() artifacts.LayoutInfo {
 		Name:    LayoutName,
 		Scheme:  artifacts.SchemeFile,
 		Writer:  "Erlang ADK adk_artifact_fs (one root)",
-		Marker:  "ROOT holds " + LayoutDir + "/",
+		Marker:  "ROOT holds " + LayoutDir + "/" + ScopesDir + "/ (or an empty " + LayoutDir + "/)",
 		Example: "/var/lib/agentstore/store",
 		Facts: []string{
 			"ROOT/v1/scopes/<scope hash>/names/<name hash>/v-N.{reserve,data,meta}",
@@ -46,13 +46,39 @@ func (layout) Info() artifacts.LayoutInfo {
 	}
 }
 
-// Detect reports whether root holds v1/ (and is not itself a shard of a
-// sharded store, whose root holds scope-shards/).
+// Detect reports whether root holds v1/ as this layout writes it (see
+// holdsLayout), and is not itself a shard of a sharded store, whose root
+// holds scope-shards/.
 func (layout) Detect(_ context.Context, loc artifacts.Location) (bool, error) {
 	if isShard(loc.Root) {
 		return false, nil
 	}
-	return artifacts.IsDir(filepath.Join(loc.Root, LayoutDir)), nil
+	return holdsLayout(filepath.Join(loc.Root, LayoutDir)), nil
+}
+
+// holdsLayout reports whether v1 (ROOT/v1) is a directory holding what
+// this layout writes there: scopes/, or nothing yet. A v1/ holding other
+// entries only (the s/ of a copied Erlang GCS bucket, say) is not a store
+// of this layout, so that it is refused instead of read as an empty store.
+// A v1/ that cannot be read counts as one: opening it then reports why.
+func holdsLayout(v1 string) bool {
+	if !artifacts.IsDir(v1) {
+		return false
+	}
+	if artifacts.IsDir(filepath.Join(v1, ScopesDir)) {
+		return true
+	}
+	entries, err := readDirN(v1, 1)
+	return err != nil || len(entries) == 0
+}
+
+// gcsCopyHint says what a directory v1 holding s/ and no scopes/ is: the
+// object names of Erlang ADK's Cloud Storage adapter copied to a disk.
+func gcsCopyHint(v1 string) string {
+	if !artifacts.IsDir(filepath.Join(v1, "s")) || artifacts.IsDir(filepath.Join(v1, ScopesDir)) {
+		return ""
+	}
+	return fmt.Sprintf("%s holds s/, the object names of Erlang ADK's Cloud Storage adapter (layout erlang-gcs), not the scopes/ of an erlang-fs store: a copy of a bucket is read where it is served from, --store gs://BUCKET/PREFIX", v1)
 }
 
 // isShard reports whether dir is ROOT/scope-shards/<hash>.
@@ -63,6 +89,11 @@ func isShard(dir string) bool {
 // Guess recognises the inside of a store (ROOT/v1, ROOT/v1/scopes, a scope
 // or name directory) and a directory one level above a store.
 func (layout) Guess(_ context.Context, loc artifacts.Location) string {
+	for _, v1 := range []string{filepath.Join(loc.Root, LayoutDir), loc.Root} {
+		if h := gcsCopyHint(v1); h != "" {
+			return h
+		}
+	}
 	parts := strings.Split(filepath.ToSlash(loc.Root), "/")
 	for i := len(parts) - 1; i >= 1; i-- {
 		if parts[i] != LayoutDir {
@@ -80,6 +111,9 @@ func (layout) Guess(_ context.Context, loc artifacts.Location) string {
 		if isShard(root) {
 			return "" // the sharded layout's guess
 		}
+		if !holdsLayout(filepath.Join(root, LayoutDir)) {
+			continue
+		}
 		return fmt.Sprintf("this looks like the inside of a store: use --store %s, the directory that holds %s/", root, LayoutDir)
 	}
 	// One level too high: a subdirectory holds v1/.
@@ -89,7 +123,7 @@ func (layout) Guess(_ context.Context, loc artifacts.Location) string {
 	}
 	for _, e := range entries {
 		sub := filepath.Join(loc.Root, e.Name())
-		if e.IsDir() && !isShard(sub) && artifacts.IsDir(filepath.Join(sub, LayoutDir)) {
+		if e.IsDir() && !isShard(sub) && holdsLayout(filepath.Join(sub, LayoutDir)) {
 			return fmt.Sprintf("a store is one level down: use --store %s, the directory that holds %s/", sub, LayoutDir)
 		}
 	}

@@ -82,9 +82,24 @@ type ScopeListResult struct {
 	// StoreJSON names the store and its layout.
 	cmdutil.StoreJSON
 	Items []ScopeItem `json:"items"`
+	// Problems counts the published versions found broken, in listed
+	// scopes and in scopes left out (UnlistedScopes).
+	Problems int `json:"problems"`
+	// UnlistedScopes counts scopes left out of Items because no record of
+	// theirs could be read: only broken or unreadable versions (a FIFO in
+	// place of a record, say). fs verify names them.
+	UnlistedScopes int `json:"unlisted_scopes"`
+	// Foreign counts the objects or files of the store that are not part
+	// of its layout and were skipped (an old-layout tree, say); ForeignItems
+	// names the first few, with why and, where there is one, what to run.
+	Foreign      int                 `json:"foreign"`
+	ForeignItems []artifacts.Problem `json:"foreign_items"`
 
 	total artifacts.Tally
 }
+
+// foreignShown bounds ScopeListResult.ForeignItems: fs verify lists all.
+const foreignShown = 10
 
 // NewCmdList returns "artifacts list". runF, when not nil, replaces the
 // run function (tests use it to check flag parsing without I/O).
@@ -285,12 +300,17 @@ func listScopes(ctx context.Context, d deps, st *artifacts.Store) (ScopeListResu
 		return ScopeListResult{}, artifacts.Errorf(artifacts.CodeUnsupported, "list scopes", nil,
 			"the %s store cannot enumerate its scopes; give a scope with --app", st.Capabilities().Name)
 	}
-	res := ScopeListResult{Items: []ScopeItem{}}
+	res := ScopeListResult{Items: []ScopeItem{}, ForeignItems: []artifacts.Problem{}}
 	unknown := 0
 	err := st.Walk(ctx, func(u artifacts.ScopeUsage) error {
 		var t artifacts.Tally
 		names := 0
 		for _, nu := range u.Names {
+			for _, p := range nu.Problems {
+				if p.Code == artifacts.CodeForeign && len(res.ForeignItems) < foreignShown {
+					res.ForeignItems = append(res.ForeignItems, p)
+				}
+			}
 			t.AddName(nu)
 			if len(nu.Records) > 0 {
 				names++
@@ -321,7 +341,13 @@ func listScopes(ctx context.Context, d deps, st *artifacts.Store) (ScopeListResu
 			strings.Compare(a.Scope.Kind, b.Scope.Kind),
 		)
 	})
+	res.Problems, res.UnlistedScopes, res.Foreign = res.total.Problems, unknown, res.total.Foreign
 	warnForeign(d, res.total.Foreign)
+	for _, p := range res.ForeignItems {
+		if p.NextCommand != "" {
+			d.Logger().Warn(fmt.Sprintf("%s is not listed: %s", p.Path, p.Reason), "next", p.NextCommand)
+		}
+	}
 	if res.total.Problems > 0 {
 		d.Logger().Warn(fmt.Sprintf("%d published %s broken; run 'agentstore fs verify' for details",
 			res.total.Problems, plural(res.total.Problems, "version is", "versions are")), "unlisted_scopes", unknown)

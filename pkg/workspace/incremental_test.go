@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -243,4 +244,52 @@ func TestZipPathsRefused(t *testing.T) {
 	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused call made %s", dir)
 	}
+}
+
+// TestAutoFormatPastZipCeiling: once the zip's name has used the last of
+// its layout's version numbers (VERSION_CAPACITY; 3,333 on erlang-fs, 10
+// here), auto writes incremental snapshots of a small tree instead of
+// failing every snapshot from then on, and hydration reads the newest.
+// An explicit zip snapshot still says VERSION_CAPACITY.
+func TestAutoFormatPastZipCeiling(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	d, err := memstore.New(memstore.Options{Now: clk.now, MaxScanEntries: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := artifacts.NewStore(d)
+	capacity := st.Capabilities().VersionCapacity()
+	scope := sessionScope("s1")
+	m := newManager(t, st, Options{SnapshotFormat: FormatAuto})
+	w := mustOpen(t, m, scope)
+	for i := range capacity + 5 {
+		data := fmt.Sprintf("write %d", i)
+		if err := w.Write(ctx, "f", []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := w.Snapshot(ctx, SnapshotOptions{})
+		if err != nil {
+			t.Fatalf("snapshot %d (the zip holds %d versions at most): %v", i+1, capacity, err)
+		}
+		want := FormatZip
+		if i >= capacity {
+			want = FormatIncremental
+		}
+		if res.Format != want {
+			t.Fatalf("snapshot %d: format %s, want %s", i+1, res.Format, want)
+		}
+		clk.add(time.Second)
+		dir := filepath.Join(t.TempDir(), "h")
+		h, err := m.HydrateTo(ctx, scope, artifacts.Latest, dir, HydrateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != data || h.Format != want {
+			t.Fatalf("after snapshot %d, hydration read %q from a %s snapshot", i+1, b, h.Format)
+		}
+	}
+	w.Write(ctx, "f", []byte("explicit zip"))
+	_, err = w.Snapshot(ctx, SnapshotOptions{Format: FormatZip})
+	wantCode(t, err, artifacts.CodeVersionCapacity)
 }

@@ -156,15 +156,28 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 			return SnapshotResult{}, osError(op, &scope, ".", err)
 		}
 	}
-	if f == FormatAuto {
+	auto := f == FormatAuto
+	if auto {
 		f = m.autoFormat(before.Bytes)
 	}
 	if f == FormatIncremental {
 		return m.snapshotIncremental(ctx, root, scope, ix, opts, before)
 	}
+	// put writes the zip; auto's choice of a zip gives way to an
+	// incremental snapshot once the zip's name is out of version numbers
+	// (the layout's lifetime ceiling, which pruning does not give back),
+	// so that a long session's snapshots do not all fail from then on. A
+	// full name refuses the Put before it reads a byte.
+	put := func() (SnapshotResult, error) {
+		res, err := m.putSnapshot(ctx, root, scope, opts, before)
+		if auto && artifacts.CodeOf(err) == artifacts.CodeVersionCapacity {
+			return m.snapshotIncremental(ctx, root, scope, ix, opts, before)
+		}
+		return res, err
+	}
 	if ix == nil {
 		// Nothing to compare with and nowhere to record the state.
-		return m.putSnapshot(ctx, root, scope, opts, before)
+		return put()
 	}
 	if ix.TreeState == before.State && ix.Snapshotted() {
 		rec, err := m.opts.Store.Stat(ctx, scope, SnapshotName, artifacts.Latest)
@@ -179,8 +192,8 @@ func (m *Manager) snapshotRoot(ctx context.Context, root *os.Root, scope artifac
 			return SnapshotResult{}, err
 		}
 	}
-	res, err := m.putSnapshot(ctx, root, scope, opts, before)
-	if err != nil {
+	res, err := put()
+	if err != nil || res.Format != FormatZip {
 		return res, err
 	}
 	nix := *ix

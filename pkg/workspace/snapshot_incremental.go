@@ -22,7 +22,8 @@ const (
 	// (package checkpoint; docs/layout.md, "Incremental snapshot format").
 	FormatIncremental SnapshotFormat = "incremental"
 	// FormatAuto is FormatZip for a tree of less than
-	// Options.AutoThreshold file bytes, FormatIncremental from there.
+	// Options.AutoThreshold file bytes, FormatIncremental from there and
+	// once the zip's name is out of version numbers (CodeVersionCapacity).
 	FormatAuto SnapshotFormat = "auto"
 )
 

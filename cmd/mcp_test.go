@@ -17,7 +17,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentstore/agentstore/pkg/artifacts"
+	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
 	"github.com/agentstore/agentstore/pkg/workspace"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
 )
 
 // agentstoreBin returns a path that runs this test binary as agentstore
@@ -84,11 +87,20 @@ func firstText(res *mcp.CallToolResult) string {
 }
 
 // TestMCPWorkedExample runs the design's worked example through the
-// binary: turn one writes by_region.csv and is snapshotted; the workspace
-// directory is deleted (pod eviction); a new server process for the same
-// session hydrates it on first touch; a loop of 900 KB writes is refused
-// at the 12th with QUOTA_EXCEEDED and 100,000 bytes remaining.
+// binary with the default snapshot format (workedExample);
+// TestMCPWorkedExampleFormats (integration tier) runs it in each format.
 func TestMCPWorkedExample(t *testing.T) {
+	workedExample(t, "")
+}
+
+// workedExample runs the design's worked example through the binary, with
+// --snapshot-format format unless empty: turn one writes by_region.csv
+// and is snapshotted; the workspace directory is deleted (pod eviction); a
+// new server process for the same session hydrates it on first touch; a
+// loop of 900 KB writes is refused at the 12th with QUOTA_EXCEEDED and
+// 100,000 bytes remaining. With a format, turn one's snapshot must be of
+// that format only.
+func workedExample(t *testing.T, format string) {
 	bin := agentstoreBin(t)
 	dir := t.TempDir()
 	store, scratch := filepath.Join(dir, "store"), filepath.Join(dir, "scratch")
@@ -98,6 +110,9 @@ func TestMCPWorkedExample(t *testing.T) {
 		}
 	}
 	args := []string{"--store", store, "--scratch", scratch, "--app", "demo", "--user", "user-42", "--session", "session-7", "--ws-turn-bytes", "10000000"}
+	if format != "" {
+		args = append(args, "--snapshot-format", format)
+	}
 	const csv = "region,revenue\nnorth,120\nsouth,95\n"
 
 	cs, stderr := stdioSession(t, bin, dir, args...)
@@ -112,6 +127,9 @@ func TestMCPWorkedExample(t *testing.T) {
 	wsDir := filepath.Join(scratch, workspace.DirName("demo", "user-42", "session-7"))
 	if _, err := os.Stat(filepath.Join(wsDir, "by_region.csv")); err != nil {
 		t.Fatal(err)
+	}
+	if format != "" {
+		checkSnapshotFormat(t, store, artifacts.SessionScope("demo", "user-42", "session-7"), workspace.SnapshotFormat(format))
 	}
 	if err := os.RemoveAll(wsDir); err != nil {
 		t.Fatal(err)
@@ -141,6 +159,23 @@ func TestMCPWorkedExample(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(wsDir, "part-12.bin")); !os.IsNotExist(err) {
 		t.Errorf("the refused write left a file: %v", err)
+	}
+}
+
+// checkSnapshotFormat fails t unless the erlang-fs store at root holds
+// snapshots of scope in format only: a workspace.zip, or a manifest.
+func checkSnapshotFormat(t *testing.T, root string, scope artifacts.Scope, format workspace.SnapshotFormat) {
+	t.Helper()
+	d, err := fsstore.Open(root, fsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := artifacts.NewStore(d)
+	_, zipErr := st.Stat(context.Background(), scope, workspace.SnapshotName, artifacts.Latest)
+	_, manErr := st.Stat(context.Background(), scope, checkpoint.ManifestName, artifacts.Latest)
+	want := map[workspace.SnapshotFormat][2]bool{workspace.FormatZip: {true, false}, workspace.FormatIncremental: {false, true}}[format]
+	if got := [2]bool{zipErr == nil, manErr == nil}; got != want {
+		t.Fatalf("%s snapshots: workspace.zip %v, manifest %v", format, zipErr, manErr)
 	}
 }
 

@@ -12,7 +12,7 @@ GORELEASER ?= goreleaser
 # Targets the release builds; `make cross` compiles the tree for each.
 CROSS      ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: help build test test-integration test-crash test-interop ci lint generate docs-check completion-check cross release-check release-snapshot
+.PHONY: help build test test-integration test-crash test-scale test-interop ci lint generate docs-check completion-check cross release-check release-snapshot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -29,6 +29,9 @@ test-integration: ## the integration tier: every testscript, completions, the VC
 test-crash: ## the crash tier: the SIGKILL suites, without -race
 	.ci/tier crash -timeout 30m
 
+test-scale: ## the scale tier: thousands of MCP calls, without -race
+	.ci/tier scale -timeout 30m
+
 test-interop: ## the interop tier: MCP TypeScript SDK, ADK JS and adk-go (needs node, npm ci)
 	.ci/tier interop -timeout 30m
 
@@ -38,8 +41,8 @@ ci: ## what CI runs: lint and every tier once (.ci/run)
 lint: ## gofmt, go vet and staticcheck, in every tier's build
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 	$(GO) vet ./...
-	$(GO) vet -tags integration,crash,interop ./...
-	$(GO) tool staticcheck -tags integration,crash,interop ./...
+	$(GO) vet -tags integration,crash,scale,interop ./...
+	$(GO) tool staticcheck -tags integration,crash,scale,interop ./...
 
 generate: ## regenerate completions/, docs/cli/ and docs/man/ from the command tree
 	$(GO) run ./internal/gendocs

@@ -1,6 +1,7 @@
 package artifactscmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,9 +89,12 @@ confirmation is stale (exit 4, stale_confirmation) and nothing is deleted;
 a plan edited after it was made, or made for another command, is refused
 (exit 4) too.
 
-Computing a plan reads the record of every version it targets (never a
-payload): a version whose payload is damaged or missing is planned and
-deleted like any other, which is how such a version is removed. In
+Computing a plan reads the record of every version it targets and, oldest
+first, the payloads of up to 100 of them and 64 MiB, so that STATE says
+which are healthy (ok), damaged (corrupt, with why) or not read (unread:
+past that budget, or unreadable); "agentstore fs verify" reads them all.
+A version whose payload is damaged or missing is planned and deleted like
+any other, which is how such a version is removed. In
 layouts that list broken versions (see "artifacts versions") a record
 that does not decode or belongs to another name is planned as a corrupt
 version bound to its files: size and SHA-256 of the record file, and a
@@ -318,18 +322,22 @@ func printPlan(opts *DeleteOptions, plan deletion.Plan, jsonOut bool) error {
 	for _, b := range plan.Broken {
 		fmt.Fprintf(w, "  %s v%d is broken: %s\n", st.Warn("broken:"), b.Version, b.Reason)
 	}
+	if n := len(plan.Unread); n > 0 {
+		fmt.Fprintf(w, "  %s %s not read (past the plan's read budget of %d versions and %s, or unreadable): their STATE is unread; agentstore fs verify reads every payload\n",
+			st.Warn("note:"), countVersions(n), deletion.PlanReadVersions, output.Size(deletion.PlanReadBytes))
+	}
 	fmt.Fprintln(w)
-	broken := map[int64]bool{}
+	state := map[int64]string{}
+	for _, v := range plan.Unread {
+		state[v] = "unread"
+	}
 	for _, b := range plan.Broken {
-		broken[b.Version] = true
+		state[b.Version] = deletion.StateCorrupt
 	}
 	t := output.NewTable(opts.IO, "VERSION", "STATE", "SIZE", "DIGEST")
 	t.NoTruncate(0, 1, 2)
 	for _, v := range plan.Versions {
-		state := "ok"
-		if broken[v.Version] {
-			state = deletion.StateCorrupt
-		}
+		state := cmp.Or(state[v.Version], "ok")
 		if v.State == deletion.StateCorrupt {
 			// Bound to its files (see the JSON plan): no payload size or
 			// digest is known.

@@ -106,6 +106,17 @@ func TestPlanBrokenSelectors(t *testing.T) {
 		{"version: a payload a byte short", nil, version(3), []planned{{3, false}}, []int64{3}, "payload has 2 bytes", nil},
 		{"version: a record that does not decode", nil, version(1), []planned{{1, true}}, []int64{1}, "record does not decode", nil},
 		{"version: healthy", nil, version(4), []planned{{4, false}}, nil, "", nil},
+		{"version: a payload with a flipped byte", func(t *testing.T, st *artifacts.Store, sc artifacts.Scope, dir string) {
+			p := filepath.Join(dir, "v-4.data")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[0] ^= 0xff
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, version(4), []planned{{4, false}}, []int64{4}, "payload SHA-256", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, _, sc, dir := fsstoretest.BrokenName(t)
@@ -228,5 +239,49 @@ func TestPlanBrokenNotFound(t *testing.T) {
 		if _, err := deletion.ComputePlan(t.Context(), st, "file:///x", sc, "n", sel); !artifacts.IsNotFound(err) {
 			t.Errorf("%+v after everything was deleted: %v, want not_found", sel, err)
 		}
+	}
+}
+
+// TestPlanReadBudget checks that a plan reads payloads only within its
+// budget: the versions past it are named unread, not ok, and a flipped
+// byte past the budget is not claimed either way.
+func TestPlanReadBudget(t *testing.T) {
+	st, _, sc, dir := fsstoretest.BrokenName(t)
+	for i := range 4 {
+		if _, err := st.Put(t.Context(), sc, "n", strings.NewReader(fmt.Sprint("payload ", i)), artifacts.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "v-9.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if err := os.WriteFile(filepath.Join(dir, "v-9.data"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all := artifacts.Selector{Kind: artifacts.SelectAll}
+	for _, tc := range []struct {
+		name     string
+		versions int
+		bytes    int64
+		unread   []int64
+		broken   []int64
+	}{
+		{"everything read", 100, 1 << 20, nil, []int64{1, 2, 3, 5, 9}},
+		{"two versions read", 2, 1 << 20, []int64{7, 8, 9}, []int64{1, 2, 3, 5}},
+		{"nine bytes read", 100, 9, []int64{6, 7, 8, 9}, []int64{1, 2, 3, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer deletion.SetReadBudget(tc.versions, tc.bytes)()
+			p, err := deletion.ComputePlan(t.Context(), st, "file:///x", sc, "n", all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, broken := summary(p)
+			if !slices.Equal(p.Unread, tc.unread) || !slices.Equal(broken, tc.broken) {
+				t.Fatalf("unread %v broken %v, want %v %v", p.Unread, broken, tc.unread, tc.broken)
+			}
+		})
 	}
 }

@@ -112,12 +112,33 @@ type Plan struct {
 	// before it was added still confirm; a confirmation that names a
 	// layout must name the store's (see Confirmation.Match).
 	Layout string `json:"layout,omitempty"`
-	// Broken names the planned versions a listing found broken, with why
-	// (see artifacts.BrokenVersion), for the reader. It is not part of
-	// the body, so plan_id does not hash it: the versions' bindings
-	// already change when their files do.
+	// Broken names the planned versions found broken, with why: by the
+	// listing (see artifacts.BrokenVersion), or by reading their payloads
+	// (a payload whose bytes do not match its record). It is for the
+	// reader and not part of the body, so plan_id does not hash it: the
+	// versions' bindings already change when their files do.
 	Broken []BrokenNote `json:"broken,omitempty"`
+	// Unread lists the planned versions whose payloads were not read:
+	// past the plan's read budget (PlanReadVersions, PlanReadBytes), or
+	// unreadable (permission, I/O: not known to be broken). Every other
+	// planned version's payload was read and matched its record, as far
+	// as the layout can tell (a digest, or a size in google-adk-file).
+	Unread []int64 `json:"unread,omitempty"`
 }
+
+// The read budget of a plan: ComputePlan reads the payloads of at most
+// PlanReadVersions versions and PlanReadBytes bytes, oldest first, so
+// that a plan says which of them are healthy; fs verify reads them all.
+const (
+	PlanReadVersions = 100
+	PlanReadBytes    = 64 << 20
+)
+
+// readBudget is the read budget ComputePlan uses; tests lower it.
+var readBudget = struct {
+	versions int
+	bytes    int64
+}{PlanReadVersions, PlanReadBytes}
 
 // BrokenNote is a planned version found broken, and why.
 type BrokenNote struct {
@@ -173,7 +194,9 @@ func SelectorString(sel artifacts.Selector) string {
 // ComputePlan reads, without changing anything, the records of every
 // version sel targets in name and returns the plan that deletes them from
 // the store whose canonical URI is store. It reads each targeted record
-// (every record for all-versions) but never a payload, so a version whose
+// (every record for all-versions) and, within the read budget, each
+// targeted payload, so that the plan names a version whose bytes are
+// damaged (Plan.Broken) or were not read (Plan.Unread); a version whose
 // payload is damaged or missing is planned like any other. A name with
 // nothing to delete is not_found.
 //
@@ -233,7 +256,59 @@ func ComputePlan(ctx context.Context, st *artifacts.Store, store string, scope a
 	}
 	p.Layout = st.Capabilities().Layout
 	p.Broken = found.broken
+	if err := checkPayloads(ctx, st, scope, name, &p); err != nil {
+		return Plan{}, err
+	}
 	return p, nil
+}
+
+// checkPayloads reads the payloads of p's versions not already known to be
+// broken, oldest first, within the read budget: a payload that does not
+// match its record is added to p.Broken, one not read to p.Unread.
+func checkPayloads(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, p *Plan) error {
+	known := map[int64]bool{}
+	for _, b := range p.Broken {
+		known[b.Version] = true
+	}
+	var n int
+	var bytes int64
+	for _, v := range p.Versions {
+		if known[v.Version] || v.State == StateCorrupt {
+			continue
+		}
+		if n >= readBudget.versions || bytes+v.Size > readBudget.bytes {
+			p.Unread = append(p.Unread, v.Version)
+			continue
+		}
+		n++
+		bytes += v.Size
+		err := readPayload(ctx, st, scope, name, v.Version)
+		switch {
+		case err == nil:
+		case artifacts.CodeOf(err) == artifacts.CodeCorrupt:
+			p.Broken = append(p.Broken, BrokenNote{Version: v.Version, Reason: artifacts.ReasonOf(err)})
+		case ctx.Err() != nil:
+			return err
+		default:
+			// Unreadable is not broken, and a version deleted meanwhile
+			// makes the confirmation stale anyway.
+			p.Unread = append(p.Unread, v.Version)
+		}
+	}
+	slices.SortFunc(p.Broken, func(a, b BrokenNote) int { return cmp.Compare(a.Version, b.Version) })
+	return nil
+}
+
+// readPayload reads version v of name to its end, through the verifying
+// reader: an error of code CodeCorrupt says its bytes do not match.
+func readPayload(ctx context.Context, st *artifacts.Store, scope artifacts.Scope, name string, v int64) error {
+	r, err := st.Get(ctx, scope, name, v)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = io.Copy(io.Discard, r)
+	return err
 }
 
 // found is what a plan targets: the versions, ascending, and the broken

@@ -45,6 +45,16 @@ type Options struct {
 	// Parallel is the number of packs read at once by Restore (default
 	// DefaultParallel).
 	Parallel int
+	// MaxStoredBytes, when positive, bounds the bytes the session's
+	// checkpoints (manifests and packs) and OtherBytes hold in the store at
+	// any time: a snapshot that would pass it first frees what it can
+	// (packs no manifest names, past the repair grace period, then the
+	// oldest checkpoints, never the latest) and else is refused with
+	// CodeQuotaExceeded (see budget.go).
+	MaxStoredBytes int64
+	// OtherBytes is what the scope holds besides the format's artifacts
+	// (zip snapshots, deliverables), charged against MaxStoredBytes too.
+	OtherBytes int64
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

@@ -43,6 +43,7 @@ type packWriter struct {
 	last      int64 // the version of GenName(PackName, gen) last known
 	published []*packSlot
 	added     int64
+	budget    *budget // nil: no Options.MaxStoredBytes
 }
 
 // encoder and decoder are shared: their EncodeAll and DecodeAll are safe
@@ -159,6 +160,9 @@ func (c *Checkpoints) putGen(ctx context.Context, base string, gen *int, payload
 func (w *packWriter) flush(ctx context.Context) error {
 	if w.buf.Len() == 0 {
 		return nil
+	}
+	if err := w.budget.admit(ctx, w, int64(w.buf.Len()), false); err != nil {
+		return err
 	}
 	rec, digest, err := w.c.putGen(ctx, PackName, &w.gen, w.buf.Bytes(), artifacts.PutOptions{
 		MIMEType: PackMIMEType,

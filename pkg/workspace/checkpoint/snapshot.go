@@ -69,7 +69,8 @@ type Result struct {
 	// Compacted counts the older packs whose live blobs were copied into
 	// this snapshot's packs.
 	Compacted int
-	// Removed lists the manifests and packs retention deleted.
+	// Removed lists the manifests and packs retention deleted, after
+	// those Options.MaxStoredBytes made room by deleting first.
 	Removed []Ref
 }
 
@@ -107,18 +108,21 @@ func (c *Checkpoints) Snapshot(ctx context.Context, root *os.Root, opts Snapshot
 		return Result{}, err
 	}
 	defer b.release()
-	if err := b.walk(ctx, root); err != nil {
+	if b.w.budget, err = c.newBudget(ctx, ls, parent); err != nil {
 		return Result{}, err
+	}
+	if err := b.walk(ctx, root); err != nil {
+		return Result{}, b.withdraw(ctx, err)
 	}
 	if parent != nil && b.same(parent) {
 		return Result{Ref: parentL.Ref, Record: parentL.rec, Manifest: parent, Unchanged: true, ReadFiles: b.read}, nil
 	}
 	compacted, err := b.compact(ctx)
 	if err != nil {
-		return Result{}, err
+		return Result{}, b.withdraw(ctx, err)
 	}
 	if err := b.w.flush(ctx); err != nil {
-		return Result{}, err
+		return Result{}, b.withdraw(ctx, err)
 	}
 	m := b.manifest(start, opts.Turn)
 	var parentRef string
@@ -137,6 +141,9 @@ func (c *Checkpoints) Snapshot(ctx context.Context, root *os.Root, opts Snapshot
 	if err != nil {
 		return Result{}, artifacts.Errorf(artifacts.CodeUnknown, op, err, "encode manifest")
 	}
+	if err := b.w.budget.admit(ctx, b.w, int64(len(payload)), true); err != nil {
+		return Result{}, b.withdraw(ctx, err)
+	}
 	rec, _, err := c.putGen(ctx, ManifestName, &gen, payload, artifacts.PutOptions{
 		MIMEType: ManifestMIMEType,
 		Metadata: artifacts.Metadata{MetaKind: kindManifest, MetaParent: parentRef, MetaSeq: strconv.FormatInt(m.Seq, 10)},
@@ -153,6 +160,7 @@ func (c *Checkpoints) Snapshot(ctx context.Context, root *os.Root, opts Snapshot
 		return Result{}, err
 	}
 	res.Removed, err = c.retain(ctx, after, m)
+	res.Removed = append(b.w.budget.removed(), res.Removed...)
 	return res, err
 }
 
@@ -486,7 +494,7 @@ func (b *builder) compact(ctx context.Context) (int, error) {
 	n := 0
 	for _, slot := range b.slots {
 		lv, used := live[slot]
-		if !used || float64(lv) >= b.c.opts.CompactBelow*float64(slot.Size) {
+		if !used || float64(lv) >= b.c.opts.CompactBelow*float64(slot.Size) || !b.w.budget.fits(b.w, lv) {
 			continue
 		}
 		var blobs []Blob

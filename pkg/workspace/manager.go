@@ -68,6 +68,14 @@ type Options struct {
 	// MaxCheckpoints is how many incremental snapshots a session keeps
 	// (zero: checkpoint.DefaultMaxSnapshots).
 	MaxCheckpoints int
+	// MaxStoreBytes, when positive, bounds what one session's snapshots
+	// hold in the store (checkpoint.Options.MaxStoredBytes, with the
+	// scope's other artifacts, zip snapshots included, charged too): a
+	// snapshot that would pass it drops the oldest checkpoints, or is
+	// refused with CodeQuotaExceeded. It applies to incremental snapshots,
+	// which FormatAuto then always writes; a zip snapshot's size is not
+	// known before it is stored, so FormatZip with it is refused by New.
+	MaxStoreBytes int64
 	// Durable makes every confined write fsync the file before renaming
 	// it into place, so that it survives a crash of the machine. Without
 	// it a write is still atomic (a reader sees the old file or the new
@@ -98,6 +106,9 @@ func New(opts Options) (*Manager, error) {
 	const op = "workspace open manager"
 	if opts.Scratch == "" {
 		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "no scratch root given")
+	}
+	if opts.MaxStoreBytes > 0 && (opts.SnapshotFormat == "" || opts.SnapshotFormat == FormatZip) {
+		return nil, artifacts.Errorf(artifacts.CodeInvalidArgument, op, nil, "a store-bytes ceiling bounds incremental snapshots only: use snapshot format incremental or auto with it")
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

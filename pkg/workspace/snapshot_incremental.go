@@ -51,6 +51,66 @@ func (m *Manager) checkpoints(scope artifacts.Scope) (*checkpoint.Checkpoints, e
 	})
 }
 
+// writer returns the checkpoints of scope for a snapshot: with
+// Options.MaxStoreBytes, bounded by it, charging the scope's other
+// artifacts (otherBytes).
+func (m *Manager) writer(ctx context.Context, scope artifacts.Scope) (*checkpoint.Checkpoints, error) {
+	opts := checkpoint.Options{
+		Store: m.opts.Store, Scope: scope, Limits: m.opts.Limits,
+		MaxSnapshots: m.opts.MaxCheckpoints, Now: m.opts.Now,
+		MaxStoredBytes: m.opts.MaxStoreBytes,
+	}
+	if opts.MaxStoredBytes > 0 {
+		other, err := otherBytes(ctx, m.opts.Store, scope)
+		if err != nil {
+			return nil, err
+		}
+		opts.OtherBytes = other
+	}
+	return checkpoint.New(opts)
+}
+
+// otherBytes returns the bytes of the published versions of scope that
+// are not the incremental format's (zip snapshots, deliverables).
+func otherBytes(ctx context.Context, st *artifacts.Store, scope artifacts.Scope) (int64, error) {
+	var n int64
+	limit := st.Capabilities().MaxPageLimit
+	cursor := ""
+	for {
+		page, err := st.ListNames(ctx, scope, artifacts.ListOptions{Cursor: cursor, Limit: limit})
+		if artifacts.IsNotFound(err) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		for _, it := range page.Items {
+			if checkpoint.IsFormatName(it.Name) {
+				continue
+			}
+			vc := ""
+			for {
+				vp, err := st.ListVersions(ctx, scope, it.Name, artifacts.ListOptions{Cursor: vc, Limit: limit})
+				if artifacts.IsNotFound(err) {
+					break
+				}
+				if err != nil {
+					return 0, err
+				}
+				for _, r := range vp.Items {
+					n += r.Size
+				}
+				if vc = vp.NextCursor; vc == "" {
+					break
+				}
+			}
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			return n, nil
+		}
+	}
+}
+
 // snapshotFormat returns the format of a snapshot: the call's, else the
 // manager's (FormatAuto is decided by autoFormat, from the tree's scan).
 func (m *Manager) snapshotFormat(opts SnapshotOptions) (SnapshotFormat, error) {
@@ -62,8 +122,13 @@ func (m *Manager) snapshotFormat(opts SnapshotOptions) (SnapshotFormat, error) {
 }
 
 // autoFormat is FormatAuto's choice for a tree of the given file bytes:
-// a zip below the manager's AutoThreshold, incremental from it on.
+// a zip below the manager's AutoThreshold, incremental from it on;
+// always incremental under Options.MaxStoreBytes, which bounds only
+// incremental snapshots.
 func (m *Manager) autoFormat(bytes int64) SnapshotFormat {
+	if m.opts.MaxStoreBytes > 0 {
+		return FormatIncremental
+	}
 	limit := m.opts.AutoThreshold
 	if limit <= 0 {
 		limit = DefaultAutoThreshold
@@ -80,7 +145,7 @@ func (m *Manager) autoFormat(bytes int64) SnapshotFormat {
 // in the index ix (nil: none). before is the tree's scan, taken by
 // snapshotRoot when ix is set.
 func (m *Manager) snapshotIncremental(ctx context.Context, root *os.Root, scope artifacts.Scope, ix *Index, opts SnapshotOptions, before treeScan) (SnapshotResult, error) {
-	cp, err := m.checkpoints(scope)
+	cp, err := m.writer(ctx, scope)
 	if err != nil {
 		return SnapshotResult{}, err
 	}

@@ -122,6 +122,11 @@ func (c *call) message(err error) string {
 		if what == "" {
 			what = "the workspace"
 		}
+		if artifacts.CodeOf(ae.Err) == artifacts.CodeQuotaExceeded && quotaReason(ae.Err) != nil {
+			// The session's snapshots are over their store-bytes ceiling:
+			// the model can act on it (make the workspace smaller).
+			return fmt.Sprintf("%s was changed in the workspace, but the snapshot that stores it was refused (QUOTA_EXCEEDED): %s; the change stays in the workspace and the next write or end_turn retries the snapshot", what, quotaReason(ae.Err).Msg)
+		}
 		return fmt.Sprintf("%s was changed in the workspace, but the snapshot that stores it failed (%s); the change stays in the workspace and the next write or end_turn retries the snapshot", what, errorCode(ae.Err))
 	case artifacts.CodeNotFound:
 		return p + " does not exist"
@@ -132,6 +137,23 @@ func (c *call) message(err error) string {
 		return p + ": permission denied"
 	}
 	return fmt.Sprintf("%s: %s", p, plainCause(ae.Err))
+}
+
+// quotaReason returns the innermost CodeQuotaExceeded error of err's
+// chain that says why (its Msg, never a cause that could name the
+// store's paths), or nil.
+func quotaReason(err error) *artifacts.Error {
+	var found *artifacts.Error
+	for {
+		var e *artifacts.Error
+		if !errors.As(err, &e) {
+			return found
+		}
+		if e.Code == artifacts.CodeQuotaExceeded && e.Msg != "" {
+			found = e
+		}
+		err = e.Err
+	}
 }
 
 // plainCause describes an operating-system error in words.
@@ -175,6 +197,13 @@ func (c *call) errorResult(err error) *mcp.CallToolResult {
 	if code == "QUOTA_EXCEEDED" {
 		text = c.quotaDetail(err, text, sc)
 		sc["content"] = text
+	}
+	var ae *artifacts.Error
+	if code == "NOT_PERSISTED" && errors.As(err, &ae) && ae.Err != nil {
+		sc["cause"] = errorCode(ae.Err)
+		if qe := quotaReason(ae.Err); qe != nil && qe.Remaining >= 0 {
+			sc["remaining_store_bytes"] = qe.Remaining
+		}
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}
 }

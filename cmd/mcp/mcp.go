@@ -30,7 +30,7 @@ import (
 // configFlags are the flags of "mcp" that are also config keys ("mcp.NAME"
 // in the config file's "mcp:" section, AGENTSTORE_MCP_NAME).
 var configFlags = []string{"http", "token-file", "reference", "profile", "tools", "snapshot", "snapshot-format", "memory",
-	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "ws-max-snapshots", "audit-log",
+	"ws-turn-bytes", "ws-max-bytes", "ws-max-files", "ws-max-entries", "ws-max-snapshots", "ws-max-store-bytes", "audit-log",
 	"max-read-bytes", "max-request-bytes", "max-entries", "max-depth", "max-matches", "call-timeout",
 	"max-sessions", "session-idle", "durable-writes",
 	"max-mcp-sessions", "max-mcp-sessions-total", "http-read-timeout", "http-write-timeout", "http-idle-timeout", "http-max-conns"}
@@ -81,8 +81,11 @@ type Options struct {
 	MaxEntries     int
 	// MaxSnapshots is --ws-max-snapshots: the checkpoints a session keeps.
 	MaxSnapshots int
-	AuditLog     string
-	Limits       limitFlags
+	// MaxStoreBytes is --ws-max-store-bytes: the bytes a session's
+	// snapshots may hold in the store.
+	MaxStoreBytes string
+	AuditLog      string
+	Limits        limitFlags
 }
 
 type httpLimitFlags struct {
@@ -165,7 +168,12 @@ picks what a snapshot stores: zip (a whole workspace.zip each time),
 incremental (a checkpoint of what changed: workspace.manifest and
 workspace.pack) or auto (default: zip below 8 MiB, incremental from
 there); hydration takes the newest snapshot of either format; a session
-keeps its last --ws-max-snapshots checkpoints. The runtime tools
+keeps its last --ws-max-snapshots checkpoints, and its snapshots (with
+the session's other artifacts) hold at most --ws-max-store-bytes in the
+store: a snapshot that would pass it first deletes the oldest
+checkpoints (never the latest), else the write answers NOT_PERSISTED
+with cause QUOTA_EXCEEDED and remaining_store_bytes (the ceiling bounds
+incremental snapshots, which auto then always writes). The runtime tools
 list_checkpoints and restore_checkpoint (only when named in --tools) list
 them and restore one (refused with WOULD_OVERWRITE over unsaved work
 unless force). A snapshot
@@ -235,6 +243,7 @@ file's "mcp:" section ("profile: read-only") and as AGENTSTORE_MCP_NAME
 	fl.IntVar(&opts.MaxFiles, "ws-max-files", 0, "files a workspace may hold, at any depth (default no limit)")
 	fl.IntVar(&opts.MaxEntries, "ws-max-entries", 0, "files and directories a workspace may hold together (default no limit)")
 	fl.IntVar(&opts.MaxSnapshots, "ws-max-snapshots", checkpoint.DefaultMaxSnapshots, "checkpoints (incremental snapshots) a session keeps; older ones are deleted")
+	fl.StringVar(&opts.MaxStoreBytes, "ws-max-store-bytes", "", "bytes a session's snapshots may hold in the store, e.g. 1GiB (default no limit; not with --snapshot-format zip)")
 	fl.BoolVar(&opts.DurableWrites, "durable-writes", false, "fsync every workspace write before answering (default: atomic rename only; the snapshot is the durable copy)")
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE`")
 	fl.StringVar(&opts.Limits.MaxReadBytes, "max-read-bytes", "", fmt.Sprintf("bytes one read returns; larger files are windowed (default %d)", d.MaxReadBytes))
@@ -278,7 +287,7 @@ func (o *Options) check() error {
 		return cmdutil.Usagef("--memory %q: want on or off", o.Memory)
 	}
 	for _, s := range []struct{ flag, v string }{
-		{"--ws-turn-bytes", o.TurnBytes}, {"--ws-max-bytes", o.MaxBytes},
+		{"--ws-turn-bytes", o.TurnBytes}, {"--ws-max-bytes", o.MaxBytes}, {"--ws-max-store-bytes", o.MaxStoreBytes},
 		{"--max-read-bytes", o.Limits.MaxReadBytes}, {"--max-request-bytes", o.Limits.MaxRequestBytes},
 	} {
 		if _, err := cmdutil.ParseSize(s.v); err != nil {
@@ -292,6 +301,9 @@ func (o *Options) check() error {
 		if n.v < 0 {
 			return cmdutil.Usagef("%s %d is negative", n.flag, n.v)
 		}
+	}
+	if n, _ := cmdutil.ParseSize(o.MaxStoreBytes); n > 0 && o.SnapshotFormat == string(workspace.FormatZip) {
+		return cmdutil.Usagef("--ws-max-store-bytes bounds incremental snapshots, and a zip's size is not known before it is stored: use --snapshot-format incremental or auto with it")
 	}
 	if o.MaxSnapshots < 1 {
 		return cmdutil.Usagef("--ws-max-snapshots %d: want at least 1", o.MaxSnapshots)
@@ -374,6 +386,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	turn, _ := cmdutil.ParseSize(opts.TurnBytes)
 	total, _ := cmdutil.ParseSize(opts.MaxBytes)
+	storeBytes, _ := cmdutil.ParseSize(opts.MaxStoreBytes)
 	policy := map[string]workspace.SnapshotPolicy{
 		SnapshotOnWrite: workspace.SnapshotOnWrite, SnapshotEndOfTurn: workspace.SnapshotAtEndOfTurn, SnapshotOff: workspace.SnapshotManual,
 	}[opts.Snapshot]
@@ -382,7 +395,7 @@ func run(ctx context.Context, opts *Options) error {
 		Quota:  workspace.Quota{TurnBytes: turn, TotalBytes: total, MaxFiles: opts.MaxFiles, MaxEntries: opts.MaxEntries},
 		Policy: policy, Now: opts.Now,
 		Durable: opts.DurableWrites, SnapshotFormat: workspace.SnapshotFormat(opts.SnapshotFormat),
-		MaxCheckpoints: opts.MaxSnapshots,
+		MaxCheckpoints: opts.MaxSnapshots, MaxStoreBytes: storeBytes,
 	})
 	if err != nil {
 		return err

@@ -10,9 +10,9 @@
 // binding limit: whichever of the two is closer to its ceiling.
 //
 // It works on any store whose driver can walk it, reading records and
-// never payloads, but the latest checkpoint manifest of each session scope
-// reported that holds incremental snapshots (for its live bytes: see
-// ScopeUsage.Checkpoints). For the scope count it also asks the store for its scope
+// never payloads, but the checkpoint manifests of each session scope
+// reported that holds incremental snapshots (for live bytes and
+// unreferenced packs: see ScopeUsage.Checkpoints and SnapshotUsage). For the scope count it also asks the store for its scope
 // slots (artifacts.Store.ScopeSlots); it never reads a layout itself.
 //
 // The workspace side measures every session directory under a scratch
@@ -97,6 +97,15 @@ type Options struct {
 	ScopeSlots func(ctx context.Context) (int, error)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxSnapshots and MaxStoreBytes are the retention and the
+	// store-bytes ceiling session snapshots are measured against (zero:
+	// checkpoint.DefaultMaxSnapshots, and no ceiling); SnapshotFormat the
+	// format they are written in (zero: FormatAuto), which decides
+	// whether a zip's payload and version ceilings can stop them (see
+	// SnapshotUsage).
+	MaxSnapshots   int
+	MaxStoreBytes  int64
+	SnapshotFormat workspace.SnapshotFormat
 	// Progress, when not nil, is called after each scope with the
 	// published versions (records read) and their bytes so far.
 	Progress func(versions, bytes int64)
@@ -113,6 +122,9 @@ type Report struct {
 	// Workspaces has one row per session directory, fullest first; empty
 	// without a scratch root.
 	Workspaces []WorkspaceUsage `json:"workspaces"`
+	// Snapshots has one row per session scope holding workspace
+	// snapshots (of either format), closest to a limit first.
+	Snapshots []SnapshotUsage `json:"snapshots"`
 	// Scratch is the scratch root reported, "" for none.
 	Scratch string `json:"scratch,omitempty"`
 	// WorkspaceLimits are the limits workspaces were measured against.
@@ -120,6 +132,7 @@ type Report struct {
 	// ScopesTotal and WorkspacesTotal count the rows before Top.
 	ScopesTotal     int `json:"scopes_total"`
 	WorkspacesTotal int `json:"workspaces_total"`
+	SnapshotsTotal  int `json:"snapshots_total"`
 	// WarnPercent and FailOverPercent are the thresholds applied
 	// (FailOverPercent 0: none).
 	WarnPercent     float64 `json:"warn_percent"`
@@ -344,6 +357,7 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		},
 		Scopes:          []ScopeUsage{},
 		Workspaces:      []WorkspaceUsage{},
+		Snapshots:       []SnapshotUsage{},
 		WarnPercent:     opts.WarnPercent,
 		FailOverPercent: opts.FailOverPercent,
 		GeneratedAt:     opts.Now(),
@@ -388,6 +402,13 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		found = true
 		if err := checkpointUsage(ctx, st, u, &row); err != nil {
 			return err
+		}
+		sr, err := snapshotRow(ctx, st, u, row, caps, opts)
+		if err != nil {
+			return err
+		}
+		if sr != nil {
+			r.Snapshots = append(r.Snapshots, *sr)
 		}
 		r.Scopes = append(r.Scopes, row)
 		return nil
@@ -460,6 +481,16 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		ws := &r.Workspaces[i]
 		ws.Warn, ws.Over = judge(ws.pct, ws.describe())
 	}
+	for i := range r.Snapshots {
+		sn := &r.Snapshots[i]
+		if sn.what == "" {
+			continue // no limit measured
+		}
+		sn.Warn, sn.Over = judge(sn.pct, sn.describe())
+		if sn.Warn {
+			sn.Warning = sn.what
+		}
+	}
 	// A scope emptied by deletes (reservations left, no published version,
 	// nothing broken) is not one of the store's scopes any more, as in
 	// listings and verify; its row stays only while its capacity use
@@ -484,7 +515,13 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		}
 		return strings.Compare(a.Dir, b.Dir)
 	})
-	r.ScopesTotal, r.WorkspacesTotal = len(r.Scopes), len(r.Workspaces)
+	slices.SortFunc(r.Snapshots, func(a, b SnapshotUsage) int {
+		if c := cmp.Compare(b.pct, a.pct); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Scope.String(), b.Scope.String())
+	})
+	r.ScopesTotal, r.WorkspacesTotal, r.SnapshotsTotal = len(r.Scopes), len(r.Workspaces), len(r.Snapshots)
 	return r, nil
 }
 
@@ -496,6 +533,7 @@ func (r *Report) Top(n int) *Report {
 	if n > 0 {
 		c.Scopes = r.Scopes[:min(n, len(r.Scopes))]
 		c.Workspaces = r.Workspaces[:min(n, len(r.Workspaces))]
+		c.Snapshots = r.Snapshots[:min(n, len(r.Snapshots))]
 	}
 	return &c
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/agentstore/agentstore/internal/output"
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/quota"
+	"github.com/agentstore/agentstore/pkg/workspace"
+	"github.com/agentstore/agentstore/pkg/workspace/checkpoint"
 )
 
 // ReportOptions are the flags and dependencies of "quota report".
@@ -43,6 +45,11 @@ type ReportOptions struct {
 	// given ("" for the default).
 	WsMaxBytes string
 	WsMaxFiles int
+	// WsMaxSnapshots, WsMaxStoreBytes and SnapshotFormat are what session
+	// snapshots are measured against, as agentstore mcp takes them.
+	WsMaxSnapshots  int
+	WsMaxStoreBytes string
+	SnapshotFormat  string
 }
 
 // NewCmdReport returns "quota report". runF, when not nil, replaces the
@@ -75,6 +82,17 @@ With --scratch (or the scratch config key) every session workspace is
 measured against --ws-max-bytes and --ws-max-files, with its idle time.
 Without them, the limits are those a workspace must stay within to be
 snapshotted: 4 GiB and 100,000 files.
+
+A table "SNAPSHOTS OF" (JSON: "snapshots") has a row per session scope
+holding workspace snapshots of either format: the checkpoints kept of
+--ws-max-snapshots, packs no manifest names (fs repair removes them), the
+bytes the session holds in the store and what is left under
+--ws-max-store-bytes, and the limit closest to stopping the next
+snapshot. With --snapshot-format zip (as the server writes them) a
+workspace.zip near the layout's largest payload (64 MiB on Erlang
+layouts) or near its name's version ceiling is that limit, and a warning
+says the way out: incremental snapshots, which split packs and roll
+their names over. Give the three flags as agentstore mcp has them.
 
 --warn marks rows at or above PERCENT (default 80); --fail-over makes the
 command exit 3 when any usage is above PERCENT. --top N keeps the N fullest
@@ -117,6 +135,15 @@ whatever -o says, and with -o prometheus prints nothing on stdout.`,
 			if opts.WsMaxFiles < 0 {
 				return cmdutil.Usagef("--ws-max-files %d is negative", opts.WsMaxFiles)
 			}
+			if opts.WsMaxSnapshots < 1 {
+				return cmdutil.Usagef("--ws-max-snapshots %d: want at least 1", opts.WsMaxSnapshots)
+			}
+			if _, err := parseSize(opts.WsMaxStoreBytes); err != nil {
+				return cmdutil.Usagef("--ws-max-store-bytes: %v", err)
+			}
+			if _, err := workspace.ParseSnapshotFormat(opts.SnapshotFormat); err != nil || opts.SnapshotFormat == "" {
+				return cmdutil.Usagef("--snapshot-format %q: want incremental, zip or auto", opts.SnapshotFormat)
+			}
 			if opts.MetricsFile != "" {
 				if fi, err := os.Stat(filepath.Dir(opts.MetricsFile)); err != nil || !fi.IsDir() {
 					return cmdutil.Usagef("--metrics-file %s: directory %s does not exist", opts.MetricsFile, filepath.Dir(opts.MetricsFile))
@@ -137,10 +164,16 @@ whatever -o says, and with -o prometheus prints nothing on stdout.`,
 	fl := cmd.Flags()
 	fl.Float64Var(&opts.Warn, "warn", quota.DefaultWarnPercent, "mark rows whose usage is at or above `PERCENT`")
 	fl.Float64Var(&opts.FailOver, "fail-over", 0, "exit 3 when any usage is above `PERCENT` (default: never)")
-	fl.IntVar(&opts.Top, "top", 0, "keep the `N` fullest scopes and workspaces (default all; 20 for Prometheus metrics)")
+	fl.IntVar(&opts.Top, "top", 0, "keep the `N` fullest scopes, workspaces and sessions' snapshots (default all; 20 for Prometheus metrics)")
 	fl.StringVar(&opts.MetricsFile, "metrics-file", "", "write Prometheus textfile metrics to `FILE` (atomically)")
 	fl.StringVar(&opts.WsMaxBytes, "ws-max-bytes", "", "bytes a workspace may hold, e.g. 512MiB or 4GiB (default "+output.Size(def.MaxBytes)+")")
 	fl.IntVar(&opts.WsMaxFiles, "ws-max-files", 0, "files a workspace may hold (default "+strconv.Itoa(def.MaxFiles)+")")
+	fl.IntVar(&opts.WsMaxSnapshots, "ws-max-snapshots", checkpoint.DefaultMaxSnapshots, "checkpoints a session keeps, as agentstore mcp --ws-max-snapshots")
+	fl.StringVar(&opts.WsMaxStoreBytes, "ws-max-store-bytes", "", "bytes a session's snapshots may hold, as agentstore mcp --ws-max-store-bytes (default no limit)")
+	fl.StringVar(&opts.SnapshotFormat, "snapshot-format", string(workspace.FormatAuto), "the format sessions snapshot in, as agentstore mcp --snapshot-format: incremental, zip or auto")
+	_ = cmd.RegisterFlagCompletionFunc("snapshot-format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{string(workspace.FormatIncremental), string(workspace.FormatZip), string(workspace.FormatAuto)}, cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
@@ -189,6 +222,9 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	}
 	qo.WorkspaceLimits.MaxBytes, _ = parseSize(opts.WsMaxBytes)
 	qo.WorkspaceLimits.MaxFiles = opts.WsMaxFiles
+	qo.MaxSnapshots = opts.WsMaxSnapshots
+	qo.MaxStoreBytes, _ = parseSize(opts.WsMaxStoreBytes)
+	qo.SnapshotFormat = workspace.SnapshotFormat(opts.SnapshotFormat)
 
 	st, err := opts.OpenStore(ctx)
 	if err != nil {

@@ -258,6 +258,9 @@ func printTable(ios *iostreams.IOStreams, store string, r *quota.Report, now tim
 		}
 	}
 	checkpointTable(w, st, fit, r.Scopes)
+	if err := snapshotTable(ios, r); err != nil {
+		return err
+	}
 
 	if r.Scratch != "" {
 		fmt.Fprintln(w)
@@ -326,4 +329,47 @@ func checkpointTable(w io.Writer, st output.Styles, fit int, scopes []quota.Scop
 	for _, p := range problems {
 		fmt.Fprintf(w, "%s\n", st.Warn(sanitize(p)))
 	}
+}
+
+// snapshotTable prints what each session's snapshots hold against the
+// limits that stop the next one (quota.SnapshotUsage), and under it the
+// warning of each row that warns.
+func snapshotTable(ios *iostreams.IOStreams, r *quota.Report) error {
+	if len(r.Snapshots) == 0 {
+		return nil
+	}
+	w := ios.Out
+	st := output.NewStyles(ios)
+	fmt.Fprintln(w)
+	t := output.NewTable(ios, "SNAPSHOTS OF", "FORMAT", "KEPT", "UNREFERENCED", "STORED", "HEADROOM", "USAGE", "LIMIT", "")
+	t.NoTruncate(1, 2, 3, 4, 5, 6, 7, 8)
+	var warnings []string
+	for _, s := range r.Snapshots {
+		unref := "?"
+		if s.UnreferencedPacks >= 0 {
+			unref = fmt.Sprintf("%d (%s)", s.UnreferencedPacks, output.Size(s.UnreferencedBytes))
+		}
+		headroom, use, limit := "-", "-", "-"
+		if s.StoreHeadroom >= 0 {
+			headroom = output.Size(s.StoreHeadroom)
+		}
+		if s.MaxStoreBytes > 0 || s.BindingLimit != quota.LimitStoreBytes {
+			use, limit = fmt.Sprintf("%.2f%%", s.UsagePercent), s.BindingLimit
+		}
+		t.Row(s.Scope.String(), s.Format, fmt.Sprintf("%d/%d", s.Checkpoints, s.MaxSnapshots), unref,
+			output.Size(s.StoredBytes), headroom, use, limit, mark(st, s.Warn, s.Over).text)
+		if s.Warning != "" {
+			warnings = append(warnings, s.Scope.String()+": "+s.Warning)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, x := range warnings {
+		fmt.Fprintf(w, "%s\n", st.Warn(sanitize(x)))
+	}
+	if len(r.Snapshots) < r.SnapshotsTotal {
+		fmt.Fprintf(w, "%s\n", st.Faint(fmt.Sprintf("showing the %d closest of %d sessions", len(r.Snapshots), r.SnapshotsTotal)))
+	}
+	return nil
 }

@@ -81,7 +81,9 @@ ceilings: the report says so and judges no usage against the thresholds.
 With --scratch (or the scratch config key) every session workspace is
 measured against --ws-max-bytes and --ws-max-files, with its idle time.
 Without them, the limits are those a workspace must stay within to be
-snapshotted: 4 GiB and 100,000 files.
+snapshotted: 4 GiB and 100,000 files; with --snapshot-format zip, the
+layout's largest payload (64 MiB on Erlang layouts) instead of 4 GiB, since
+a zip snapshot is one payload.
 
 A table "SNAPSHOTS OF" (JSON: "snapshots") has a row per session scope
 holding workspace snapshots of either format: the checkpoints kept of

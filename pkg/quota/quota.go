@@ -85,7 +85,9 @@ type Options struct {
 	// Scratch is the scratch root whose workspaces are reported; empty for
 	// none.
 	Scratch string
-	// WorkspaceLimits are the workspace limits (zero fields: defaults).
+	// WorkspaceLimits are the workspace limits (zero fields: defaults;
+	// with SnapshotFormat FormatZip, a zero MaxBytes is the layout's
+	// largest payload when that is smaller, since a zip snapshot is one).
 	WorkspaceLimits WorkspaceLimits
 	// WarnPercent marks rows whose usage is at or above it (0: 80).
 	WarnPercent float64
@@ -439,6 +441,11 @@ func Compute(ctx context.Context, st *artifacts.Store, opts Options) (*Report, e
 		def := DefaultWorkspaceLimits()
 		if lim.MaxBytes <= 0 {
 			lim.MaxBytes = def.MaxBytes
+			// A zip snapshot is one payload: a workspace that snapshots
+			// as zips stops at the layout's largest (issue 30 item 4).
+			if mx := caps.MaxArtifactBytes; opts.SnapshotFormat == workspace.FormatZip && mx > 0 && mx < lim.MaxBytes {
+				lim.MaxBytes = mx
+			}
 		}
 		if lim.MaxFiles <= 0 {
 			lim.MaxFiles = def.MaxFiles

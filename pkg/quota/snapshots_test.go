@@ -124,3 +124,40 @@ func TestSnapshotUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestZipWorkspaceCeiling: with zip snapshots a workspace is measured
+// against the layout's largest payload (a zip is one), not 4 GiB, unless
+// --ws-max-bytes says otherwise; other formats keep the default.
+func TestZipWorkspaceCeiling(t *testing.T) {
+	ctx := context.Background()
+	fst, err := fsstore.Open(t.TempDir(), fsstore.Options{MaxArtifactBytes: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := artifacts.NewStore(fst)
+	scratch := t.TempDir()
+	m, err := workspace.New(workspace.Options{Scratch: scratch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.Open(ctx, artifacts.SessionScope("app", "u", "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(ctx, "data.bin", []byte(strings.Repeat("x", 9_000))); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	r := compute(t, st, Options{Scratch: scratch, SnapshotFormat: workspace.FormatZip})
+	if len(r.Workspaces) != 1 || r.Workspaces[0].MaxBytes != 10_000 || r.Workspaces[0].UsagePercent != 90 || !r.Workspaces[0].Warn {
+		t.Errorf("zip: %+v", r.Workspaces)
+	}
+	r = compute(t, st, Options{Scratch: scratch, SnapshotFormat: workspace.FormatZip, WorkspaceLimits: WorkspaceLimits{MaxBytes: 1 << 20}})
+	if r.Workspaces[0].MaxBytes != 1<<20 || r.Workspaces[0].Warn {
+		t.Errorf("zip with --ws-max-bytes: %+v", r.Workspaces)
+	}
+	r = compute(t, st, Options{Scratch: scratch})
+	if r.Workspaces[0].MaxBytes != DefaultWorkspaceLimits().MaxBytes || r.Workspaces[0].Warn {
+		t.Errorf("auto: %+v", r.Workspaces)
+	}
+}

@@ -13,7 +13,35 @@ import (
 
 // LayoutsJSON is the JSON output of "agentstore layouts".
 type LayoutsJSON struct {
-	Items []artifacts.LayoutInfo `json:"items"`
+	Items []LayoutJSON `json:"items"`
+}
+
+// LayoutJSON is one layout: its facts, and Limits, what stays finite for
+// a long-running deployment and how an operator sees it coming.
+type LayoutJSON struct {
+	artifacts.LayoutInfo
+	Limits []string `json:"limits"`
+}
+
+// layoutLimits says, for a layout, what remains finite however
+// snapshots are taken (incremental snapshots roll their names over and
+// keep packs below the largest payload, so what is left is what they
+// cannot move) and which report shows it coming.
+func layoutLimits(name string) []string {
+	e := artifacts.DefaultMaxScanEntries
+	payload := fmt.Sprintf("largest payload: %d MiB by default; a zip snapshot is one payload, so a larger workspace snapshots only incrementally (packs stay below it): quota report --snapshot-format zip warns on workspaces near it", artifacts.DefaultMaxArtifact>>20)
+	session := "per session: --ws-max-snapshots checkpoints and --ws-max-store-bytes bytes in the store, set on agentstore mcp: quota report's SNAPSHOTS OF table shows each session's headroom"
+	versions := fmt.Sprintf("versions per name: %d for the name's lifetime; checkpoints roll workspace.manifest and workspace.pack over to new names before it (about 70 names per 100,000 snapshots), workspace.zip and other artifacts do not: quota report warns on the fullest name of each scope", e/3)
+	names := fmt.Sprintf("names per scope: %d for the scope's lifetime (deletes do not give them back): quota report's scope rows show the name slots used", e/2)
+	switch name {
+	case "erlang-fs", "erlang-gcs":
+		return []string{versions, names,
+			fmt.Sprintf("scopes per store: %d (per prefix on Cloud Storage) for the store's lifetime: quota report's first line shows them; past it, a new store (or erlang-fs-sharded, which has no store-wide ceiling)", e/2),
+			payload, session}
+	case "erlang-fs-sharded":
+		return []string{versions, names, "scopes per store: no store-wide ceiling (one shard per scope)", payload, session}
+	}
+	return []string{"no lifetime ceilings: versions, names and scopes are not used up", payload, session}
 }
 
 func newLayoutsCmd(f *cmdutil.Factory) *cobra.Command {
@@ -30,7 +58,12 @@ code unknown_layout (exit status 2), naming what was found and the closest
 guess; a location that does not exist is not_found. An empty directory is a
 store only when --layout (or the layout config key, or $AGENTSTORE_LAYOUT)
 names its layout. Only writing commands (ws snapshot, ws sweep) make a new
-store, in --layout or else in the first layout of its scheme listed here.`,
+store, in --layout or else in the first layout of its scheme listed here.
+
+Under each layout, "what stays finite" lists the limits a long-running
+deployment can still reach (versions per name, names per scope, scopes
+per store, the largest payload, and the per-session snapshot ceilings)
+and the report that shows each coming; -o json has them as "limits".`,
 		Example: `  agentstore layouts
   agentstore layouts -o json
   agentstore artifacts list --store /srv/empty --layout erlang-fs-sharded`,
@@ -42,7 +75,11 @@ store, in --layout or else in the first layout of its scheme listed here.`,
 			}
 			infos := f.Stores.Layouts()
 			if cfg.JSON() {
-				return output.JSON(f.IO.Out, LayoutsJSON{Items: infos})
+				out := LayoutsJSON{Items: []LayoutJSON{}}
+				for _, in := range infos {
+					out.Items = append(out.Items, LayoutJSON{LayoutInfo: in, Limits: layoutLimits(in.Name)})
+				}
+				return output.JSON(f.IO.Out, out)
 			}
 			w := f.IO.Out
 			st := output.NewStyles(f.IO)
@@ -55,6 +92,10 @@ store, in --layout or else in the first layout of its scheme listed here.`,
 				fmt.Fprintf(w, "  e.g. --store %s\n", in.Example)
 				for _, fact := range in.Facts {
 					fmt.Fprintf(w, "  - %s\n", fact)
+				}
+				fmt.Fprintf(w, "  what stays finite, and how to see it coming:\n")
+				for _, l := range layoutLimits(in.Name) {
+					fmt.Fprintf(w, "  - %s\n", l)
 				}
 			}
 			if len(infos) > 0 {

@@ -29,28 +29,7 @@ func TestCheckpointUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	past := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var last checkpoint.Result
-	for i, body := range []string{"first version", "second, longer version"} {
-		p := filepath.Join(dir, "f.txt")
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		at := past.Add(time.Duration(i) * time.Hour)
-		if err := os.Chtimes(p, at, at); err != nil {
-			t.Fatal(err)
-		}
-		root, err := os.OpenRoot(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		last, err = c.Snapshot(ctx, root, checkpoint.SnapshotOptions{})
-		root.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	last := snapBodies(t, c, "first version", "second, longer version")
 	if _, err := st.Put(ctx, scope, checkpoint.PackName, strings.NewReader("orphan"), artifacts.PutOptions{
 		Metadata: artifacts.Metadata{checkpoint.MetaKind: "pack/1"}}); err != nil {
 		t.Fatal(err)
@@ -100,4 +79,33 @@ func TestCheckpointUsage(t *testing.T) {
 		sc.Checkpoints.DeadBytes != sc.Checkpoints.PackBytes || !strings.Contains(sc.CheckpointsProblem, "do not read") {
 		t.Errorf("with a broken latest manifest: %+v, %q", sc.Checkpoints, sc.CheckpointsProblem)
 	}
+}
+
+// snapBodies snapshots a tree of one file, f.txt, holding each body in
+// turn (an hour apart, long in the past) and returns the last result.
+func snapBodies(t *testing.T, c *checkpoint.Checkpoints, bodies ...string) checkpoint.Result {
+	t.Helper()
+	dir := t.TempDir()
+	past := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var last checkpoint.Result
+	for i, body := range bodies {
+		p := filepath.Join(dir, "f.txt")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := past.Add(time.Duration(i) * time.Hour)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, err = c.Snapshot(context.Background(), root, checkpoint.SnapshotOptions{})
+		root.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return last
 }

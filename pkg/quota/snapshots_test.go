@@ -3,11 +3,8 @@ package quota
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentstore/agentstore/pkg/artifacts"
 	"github.com/agentstore/agentstore/pkg/artifacts/fsstore"
@@ -44,26 +41,7 @@ func TestSnapshotUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for i, body := range []string{"one", "two, longer"} {
-		p := filepath.Join(dir, "f.txt")
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		at := time.Date(2026, 1, 1, i, 0, 0, 0, time.UTC)
-		if err := os.Chtimes(p, at, at); err != nil {
-			t.Fatal(err)
-		}
-		root, err := os.OpenRoot(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c.Snapshot(ctx, root, checkpoint.SnapshotOptions{})
-		root.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	snapBodies(t, c, "one", "two, longer")
 	put(inc, checkpoint.PackName, 50, artifacts.Metadata{checkpoint.MetaKind: "pack/1"})
 	put(inc, "report.csv", 100, nil)
 

@@ -61,6 +61,22 @@ type Harness struct {
 	// SkipSlow shrinks the concurrency tests (8 writers of 10 puts instead
 	// of 50). Every subtest still runs.
 	SkipSlow bool
+	// Subtests, when not empty, names the only subtests of the suite to
+	// run (QuickSubtests, say): a quick check of a slow backend in the
+	// default test tier, whose full run is in the integration tier. A
+	// name that is not a subtest of the suite fails the run.
+	Subtests []string
+}
+
+// QuickSubtests are the subtests of the suite that are quick on every
+// backend (a handful of requests each): the contract's main paths and its
+// failure paths (not found, too large, damaged payloads and records,
+// broken versions), without the paging, validation and concurrency cases
+// that take minutes against an emulator. For Harness.Subtests.
+var QuickSubtests = []string{
+	"Capabilities", "Facts", "RoundTrip", "MetadataRoundTrip", "Stat",
+	"NotFound", "Delete", "DeleteExact", "LatestAfterDeletes", "Cursors",
+	"TooLarge", "CorruptPayload", "CorruptRecord", "BrokenVersions",
 }
 
 // Corrupter is implemented by stores that can damage their own data for
@@ -226,7 +242,24 @@ func Run(t *testing.T, h Harness) {
 		t.Fatal("artifactstest: Harness.New is nil")
 	}
 	s := newSuite(t, h)
-	tests := []test{
+	tests := suiteTests()
+	if len(h.Subtests) > 0 {
+		var err error
+		if tests, err = subset(tests, h.Subtests); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, s)
+		})
+	}
+}
+
+// suiteTests are the subtests of Run, in order.
+func suiteTests() []test {
+	return []test{
 		{"Capabilities", testCapabilities},
 		{"Facts", testFacts},
 		{"NameRules", testNameRules},
@@ -254,12 +287,23 @@ func Run(t *testing.T, h Harness) {
 		{"Concurrency", testConcurrency},
 		{"ListScopesAndWalk", testListScopesAndWalk},
 	}
+}
+
+// subset returns the tests named in names, in the suite's order, or an
+// error naming a name that is not a test of the suite.
+func subset(tests []test, names []string) ([]test, error) {
+	var out []test
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tc.fn(t, s)
-		})
+		if slices.Contains(names, tc.name) {
+			out = append(out, tc)
+		}
 	}
+	for _, name := range names {
+		if !slices.ContainsFunc(tests, func(tc test) bool { return tc.name == name }) {
+			return nil, fmt.Errorf("artifactstest: Harness.Subtests names %q, not a subtest of the suite", name)
+		}
+	}
+	return out, nil
 }
 
 // newStore returns a new store from the harness.

@@ -16,11 +16,20 @@ import (
 // TestRecordLimit checks the default.
 var suiteOptions = gcsstore.Options{MaxRecordBytes: artifacts.MaxRecordFileBytes}
 
-// TestConformance runs the adapter conformance suite against the
-// in-process emulator, the concurrency case at full size (8 writers x 50
-// puts to one name).
+// TestConformance runs the quick subtests of the conformance suite
+// (artifactstest.QuickSubtests) against the in-process emulator: the main
+// paths and the failure paths of the driver, in the default test tier.
+// TestConformanceEmulator runs the whole suite in the integration tier.
 func TestConformance(t *testing.T) {
-	artifactstest.Run(t, artifactstest.Harness{
+	h := harness()
+	h.Subtests = artifactstest.QuickSubtests
+	artifactstest.Run(t, h)
+}
+
+// harness is the conformance suite's harness for the driver: stores on the
+// in-process emulator, damaged by writing to their objects.
+func harness() artifactstest.Harness {
+	return artifactstest.Harness{
 		New: func(t *testing.T) artifacts.Driver {
 			s, _ := newStore(t, suiteOptions)
 			return s
@@ -47,5 +56,5 @@ func TestConformance(t *testing.T) {
 			st.As(&s)
 			overwrite(t, s, s.ObjectName(scope, name, v, gcsstore.SuffixMeta), []byte("\x83garbage"))
 		},
-	})
+	}
 }

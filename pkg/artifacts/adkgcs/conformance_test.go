@@ -78,11 +78,20 @@ func (d *damager) damage(name string) {
 	d.damaged[name] = true
 }
 
-// TestConformance runs the conformance suite on both numberings of the
-// layout, adk-go's (from 1) and ADK Python's, Java's and JS's (from 0),
-// against one in-process emulator shared by every store: each store is
-// the objects below a prefix of its own.
+// TestConformance runs the quick subtests of the conformance suite
+// (artifactstest.QuickSubtests) on both numberings of the layout, in the
+// default test tier; TestConformanceEmulator runs the whole suite in the
+// integration tier.
 func TestConformance(t *testing.T) {
+	runConformance(t, artifactstest.QuickSubtests)
+}
+
+// runConformance runs the conformance suite, or only the subtests named
+// in subtests when not empty, on both numberings of the layout, adk-go's
+// (from 1) and ADK Python's, Java's and JS's (from 0), against one
+// in-process emulator shared by every store: each store is the objects
+// below a prefix of its own.
+func runConformance(t *testing.T, subtests []string) {
 	srv := newEmulator(t)
 	proxy := newDamager(t, srv.URL())
 	client := newClientAt(t, proxy.URL)
@@ -129,6 +138,7 @@ func TestConformance(t *testing.T) {
 				// against the others' create-only writes; TestConcurrentPuts
 				// races large payloads too.
 				SkipSlow: true,
+				Subtests: subtests,
 			})
 		})
 	}

@@ -90,8 +90,21 @@ func recordingEmulator(t *testing.T) (*fakestorage.Server, *requests) {
 // the first version found, and the requests each step takes: one listing
 // answers both detection questions unless it stops short of where
 // adk-artifacts/ objects would sort, and Open reuses it for the first
-// version.
+// version. The cases of 1,000 objects or more are in
+// TestLayoutDetectRequestsLarge (integration tier).
 func TestLayoutDetectRequests(t *testing.T) {
+	testLayoutDetectRequests(t, false)
+}
+
+// largeObjects is the number of objects from which a case of
+// TestLayoutDetectRequests or TestOpenRequests is a large one: seconds
+// to create on the emulator under -race, so it runs in the integration
+// tier.
+const largeObjects = 1000
+
+// testLayoutDetectRequests runs the cases of TestLayoutDetectRequests of
+// fewer than largeObjects objects, or, when large, the others.
+func testLayoutDetectRequests(t *testing.T, large bool) {
 	many := func(format string, n int) []string {
 		var out []string
 		for i := range n {
@@ -133,6 +146,9 @@ func TestLayoutDetectRequests(t *testing.T) {
 		{name: "version 0 only beyond the first page, first_version=0", objects: append(many("b/u/s/f-%03d/1", 150), "b/u/s/zz/0"), uri: "gs://" + testBucket + "?first_version=0", detected: true, detectReqs: 1, first: 0},
 	}
 	for _, tt := range tests {
+		if (len(tt.objects) >= largeObjects) != large {
+			continue
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			srv, n := countingEmulator(t)
 			for _, o := range tt.objects {
@@ -183,8 +199,15 @@ func TestLayoutDetectRequests(t *testing.T) {
 // layout included (erlang-gcs's Open checks that the bucket is readable
 // with one request of its own; the guesses of a failed open read too):
 // the Inspector's one listing answers the detection of both layouts
-// whenever it reaches where their objects sort.
+// whenever it reaches where their objects sort. The cases of 1,000
+// objects or more are in TestOpenRequestsLarge (integration tier).
 func TestOpenRequests(t *testing.T) {
+	testOpenRequests(t, false)
+}
+
+// testOpenRequests runs the cases of TestOpenRequests of fewer than
+// largeObjects objects, or, when large, the others.
+func testOpenRequests(t *testing.T, large bool) {
 	many := func(format string, n int) []string {
 		var out []string
 		for i := range n {
@@ -244,6 +267,9 @@ func TestOpenRequests(t *testing.T) {
 		{name: "no such bucket", uri: "gs://no-such-bucket", code: artifacts.CodeNotFound, msg: `bucket "no-such-bucket" does not exist`, reqs: 1},
 	}
 	for _, tt := range tests {
+		if (len(tt.objects) >= largeObjects) != large {
+			continue
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			srv, r := recordingEmulator(t)
 			n := &r.n

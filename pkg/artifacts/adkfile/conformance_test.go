@@ -75,14 +75,18 @@ func conformanceHarness(variant adkfile.Variant, app string) artifactstest.Harne
 	}
 }
 
-// TestConformance runs the conformance suite on both trees of the layout:
-// ADK Python's apps/ tree, and ADK JS's users/ tree, whose one app is the
-// store app.
+// TestConformance runs the conformance suite on ADK Python's apps/ tree
+// of the layout, and its quick subtests (artifactstest.QuickSubtests) on
+// ADK JS's users/ tree, whose one app is the store app;
+// TestConformanceUsers (integration tier) runs the whole suite on the
+// users/ tree.
 func TestConformance(t *testing.T) {
 	t.Run("apps", func(t *testing.T) {
 		artifactstest.Run(t, conformanceHarness(adkfile.VariantApps, ""))
 	})
 	t.Run("users", func(t *testing.T) {
-		artifactstest.Run(t, conformanceHarness(adkfile.VariantUsers, "store-app"))
+		h := conformanceHarness(adkfile.VariantUsers, "store-app")
+		h.Subtests = artifactstest.QuickSubtests
+		artifactstest.Run(t, h)
 	})
 }

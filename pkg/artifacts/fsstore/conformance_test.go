@@ -71,9 +71,3 @@ func fsHarness(opts fsstore.Options) artifactstest.Harness {
 func TestConformance(t *testing.T) {
 	artifactstest.Run(t, fsHarness(fsstore.Options{}))
 }
-
-// The same suite over records written without compression, the form the
-// GCS adapter writes.
-func TestConformanceUncompressedRecords(t *testing.T) {
-	artifactstest.Run(t, fsHarness(fsstore.Options{UncompressedRecords: true}))
-}

@@ -67,18 +67,40 @@ func inflateOurs(f *inflater, in []byte) ([]byte, error) {
 // end of block.
 var fixedBlock = []byte{0x4b, 0x04, 0x02, 0x00}
 
+// inflateSizes are the sizes of the inputs of TestInflateMatchesStandardLibrary
+// and TestInflateTruncatedAndChanged: small ones in the default test tier,
+// full ones in the integration tier (their Full variants), where the
+// streams span more blocks and windows and the truncation and bit-flip
+// loops try more places.
+type inflateSizes struct {
+	text, random, zeros, repetitive, period int // the large inputs
+	cut, flips                              int // TestInflateTruncatedAndChanged
+}
+
+var (
+	smallInflate = inflateSizes{text: 256 << 10, random: 100 << 10, zeros: 128 << 10, repetitive: 128 << 10, period: 10000, cut: 4 << 10, flips: 300}
+	fullInflate  = inflateSizes{text: 3 << 20, random: 300 << 10, zeros: 2 << 20, repetitive: 1 << 20, period: 100000, cut: 20 << 10, flips: 2000}
+)
+
+// TestInflateMatchesStandardLibrary: the inflater decodes what
+// compress/flate and klauspost's Deflate write, at every level, at the
+// small sizes (TestInflateMatchesStandardLibraryFull: full sizes).
 func TestInflateMatchesStandardLibrary(t *testing.T) {
-	random := make([]byte, 300<<10)
+	testInflateMatchesStandardLibrary(t, smallInflate)
+}
+
+func testInflateMatchesStandardLibrary(t *testing.T, sz inflateSizes) {
+	random := make([]byte, sz.random)
 	rand.NewChaCha8([32]byte{3, 4}).Read(random)
 	inputs := map[string][]byte{
 		"empty":        {},
 		"one byte":     {'x'},
 		"text 1 KB":    wordText(1<<10, 1),
-		"text 3 MB":    wordText(3<<20, 2),
+		"text":         wordText(sz.text, 2),
 		"random":       random,
-		"zeros 2 MB":   make([]byte, 2<<20),
-		"repetitive":   textOf(1 << 20),
-		"short period": bytes.Repeat([]byte("abcdefg"), 100000),
+		"zeros":        make([]byte, sz.zeros),
+		"repetitive":   textOf(sz.repetitive),
+		"short period": bytes.Repeat([]byte("abcdefg"), sz.period),
 	}
 	f := &inflater{}
 	for name, data := range inputs {
@@ -105,11 +127,16 @@ func TestInflateMatchesStandardLibrary(t *testing.T) {
 
 // Every truncation of a valid stream, and the stream with any one byte
 // changed, gets the standard library's verdict: an error, or (rarely
-// for a changed byte) the same output.
+// for a changed byte) the same output. Small sizes; full ones in
+// TestInflateTruncatedAndChangedFull.
 func TestInflateTruncatedAndChanged(t *testing.T) {
+	testInflateTruncatedAndChanged(t, smallInflate)
+}
+
+func testInflateTruncatedAndChanged(t *testing.T, sz inflateSizes) {
 	f := &inflater{}
 	for _, level := range []int{-2, 0, 1, 9} {
-		data := wordText(20<<10, uint64(level+10))
+		data := wordText(sz.cut, uint64(level+10))
 		comp := deflateStd(t, data, level)
 		for n := range len(comp) {
 			got, err := inflateOurs(f, comp[:n])
@@ -119,7 +146,7 @@ func TestInflateTruncatedAndChanged(t *testing.T) {
 			}
 		}
 		rng := rand.New(rand.NewPCG(uint64(level+5), 6))
-		for range 2000 {
+		for range sz.flips {
 			bad := bytes.Clone(comp)
 			i := rng.IntN(len(bad))
 			bad[i] ^= byte(1 + rng.IntN(255))

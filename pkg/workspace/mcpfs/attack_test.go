@@ -259,14 +259,22 @@ func TestAttackSwapRace(t *testing.T) {
 	}
 }
 
-// TestAttackLargeTree: a 100,000-file tree is walked only up to the
-// entry limit by directory_tree, search_files and grep, each saying where
-// it stopped; the result stays bounded.
+// TestAttackLargeTree: a 10,000-file tree is walked only up to the
+// entry limit (2,000) by directory_tree, search_files and grep, each
+// saying where it stopped; the result stays bounded.
+// TestAttackLargeTreeFull (integration tier) does it with 100,000 files
+// and a limit of 20,000.
 func TestAttackLargeTree(t *testing.T) {
-	e := newEnv(t, func(o *envOpts) { o.server.Limits.MaxEntries = 20_000; o.ws.Scratch = shmDir(t) })
+	testAttackLargeTree(t, 10, 2_000)
+}
+
+// testAttackLargeTree runs TestAttackLargeTree on a tree of dirs
+// directories of 1,000 files each, with the entry limit maxEntries.
+func testAttackLargeTree(t *testing.T, dirs, maxEntries int) {
+	e := newEnv(t, func(o *envOpts) { o.server.Limits.MaxEntries = maxEntries; o.ws.Scratch = shmDir(t) })
 	ws := e.wsDir()
 	e.wsFile("top.txt", "x")
-	for d := range 100 {
+	for d := range dirs {
 		dir := filepath.Join(ws, fmt.Sprintf("d%03d", d))
 		must(t, os.Mkdir(dir, 0o700))
 		for f := range 1000 {
@@ -278,10 +286,10 @@ func TestAttackLargeTree(t *testing.T) {
 		args map[string]any
 		note string
 	}{
-		{"directory_tree", map[string]any{"path": "/workspace"}, "stopped after 20000 entries"},
-		{"search_files", map[string]any{"path": "/workspace", "pattern": "**/f9999.txt"}, "stopped after 20000 entries"},
+		{"directory_tree", map[string]any{"path": "/workspace"}, fmt.Sprintf("stopped after %d entries", maxEntries)},
+		{"search_files", map[string]any{"path": "/workspace", "pattern": "**/f9999.txt"}, fmt.Sprintf("stopped after %d entries", maxEntries)},
 		{"grep", map[string]any{"pattern": "needle"}, "stopped at 100 matches"},
-		{"grep", map[string]any{"pattern": "haystack"}, "stopped after 20000 entries"},
+		{"grep", map[string]any{"pattern": "haystack"}, fmt.Sprintf("stopped after %d entries", maxEntries)},
 	} {
 		res := e.call(c.tool, c.args)
 		if res.IsError {

@@ -96,9 +96,10 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 		return artifacts.Record{}, err
 	}
 	metaName := prefix + VersionObject(rec.Version, SuffixMeta)
-	_, err = s.createSmall(ctx, metaName, b, "application/octet-stream", tok)
+	metaAttrs, err := s.createSmall(ctx, metaName, b, "application/octet-stream", tok)
 	switch {
 	case err == nil:
+		rec.Token = versionToken(metaAttrs.Generation, dataGen)
 		return rec, nil
 	case errors.Is(err, errTaken):
 		s.remove(ctx, dataName, dataGen, tok)
@@ -114,6 +115,7 @@ func (s *Store) put(ctx context.Context, scope artifacts.Scope, name string, r i
 	a, aerr := s.obj(metaName).Attrs(cctx)
 	switch {
 	case aerr == nil && a.Metadata[TokenMetadataKey] == tok:
+		rec.Token = versionToken(a.Generation, dataGen)
 		return rec, nil
 	case aerr != nil && isNotExist(aerr):
 		s.remove(ctx, dataName, dataGen, tok)

@@ -44,11 +44,23 @@ func (s *Store) scanName(ctx context.Context, prefix string) (nameScan, error) {
 // scanTail lists the objects of a name prefix for versions above after
 // (object names sort by version: the version is zero-padded).
 func (s *Store) scanTail(ctx context.Context, prefix string, after int64) (nameScan, error) {
-	sc := nameScan{prefix: prefix, meta: map[int64]object{}, data: map[int64]object{}}
 	q := &storage.Query{Prefix: prefix, Delimiter: "/"}
 	if after > 0 {
 		q.StartOffset = prefix + fmt.Sprintf("v-%0*d", VersionDigits, after+1)
 	}
+	return s.scan(ctx, prefix, q)
+}
+
+// scanVersion lists the objects of version n of a name prefix alone: its
+// reservation, payload and record (one request).
+func (s *Store) scanVersion(ctx context.Context, prefix string, n int64) (nameScan, error) {
+	v := VersionObject(n, SuffixMeta)
+	return s.scan(ctx, prefix, &storage.Query{Prefix: prefix + strings.TrimSuffix(v, string(SuffixMeta)), Delimiter: "/"})
+}
+
+// scan lists the objects q selects below the name prefix.
+func (s *Store) scan(ctx context.Context, prefix string, q *storage.Query) (nameScan, error) {
+	sc := nameScan{prefix: prefix, meta: map[int64]object{}, data: map[int64]object{}}
 	if err := q.SetAttrSelection(listAttrs); err != nil {
 		return sc, err
 	}
@@ -118,6 +130,17 @@ func (s *Store) listPrefixes(ctx context.Context, prefix string, stopAt int) ([]
 // when it is positive. A missing object is CodeNotFound; an object larger
 // than the layout allows, or one that does not decode, CodeCorrupt.
 func (s *Store) readRecord(ctx context.Context, op, objName string, gen int64) (artifacts.Record, error) {
+	b, err := s.readRaw(ctx, op, objName, gen)
+	if err != nil {
+		return artifacts.Record{}, err
+	}
+	return artifacts.DecodeRecord(b)
+}
+
+// readRaw reads the record object objName, pinned to gen when it is
+// positive, at most artifacts.MaxRecordFileBytes: CodeNotFound when it (or
+// that generation) is gone, CodeCorrupt when it is larger.
+func (s *Store) readRaw(ctx context.Context, op, objName string, gen int64) ([]byte, error) {
 	o := s.obj(objName)
 	if gen > 0 {
 		o = o.Generation(gen)
@@ -125,26 +148,39 @@ func (s *Store) readRecord(ctx context.Context, op, objName string, gen int64) (
 	r, err := o.NewReader(ctx)
 	if err != nil {
 		if isNotExist(err) {
-			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version")
+			return nil, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version")
 		}
-		return artifacts.Record{}, classify(ctx, op, err, "reading record %s", objName)
+		return nil, classify(ctx, op, err, "reading record %s", objName)
 	}
 	defer r.Close()
 	if r.Attrs.Size > artifacts.MaxRecordFileBytes {
-		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "record %s is %d bytes, more than %d", objName, r.Attrs.Size, artifacts.MaxRecordFileBytes)
+		return nil, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "record %s is %d bytes, more than %d", objName, r.Attrs.Size, artifacts.MaxRecordFileBytes)
 	}
 	b, err := io.ReadAll(io.LimitReader(r, artifacts.MaxRecordFileBytes+1))
 	if err != nil {
-		return artifacts.Record{}, classify(ctx, op, err, "reading record %s", objName)
+		return nil, classify(ctx, op, err, "reading record %s", objName)
 	}
 	if len(b) > artifacts.MaxRecordFileBytes {
-		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "record %s is larger than %d bytes", objName, artifacts.MaxRecordFileBytes)
+		return nil, artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "record %s is larger than %d bytes", objName, artifacts.MaxRecordFileBytes)
 	}
 	stall.Touch(ctx)
-	rec, err := artifacts.DecodeRecord(b)
+	return b, nil
+}
+
+// readVersion reads the record of version n of the listing sc, pinned to
+// the generation listed, and binds it in Token to the generations of its
+// record and payload objects (see versionToken). A version the listing
+// has no record object for is CodeNotFound.
+func (s *Store) readVersion(ctx context.Context, op string, sc nameScan, n int64) (artifacts.Record, error) {
+	m, ok := sc.meta[n]
+	if !ok {
+		return artifacts.Record{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no such version")
+	}
+	rec, err := s.readRecord(ctx, op, sc.prefix+VersionObject(n, SuffixMeta), m.gen)
 	if err != nil {
 		return artifacts.Record{}, err
 	}
+	rec.Token = versionToken(m.gen, sc.data[n].gen)
 	return rec, nil
 }
 
@@ -166,19 +202,20 @@ func (s *Store) stat(ctx context.Context, op string, scope artifacts.Scope, name
 		return artifacts.Record{}, err
 	}
 	prefix := s.namePrefix(scope.Hash(), artifacts.NameHash(name))
-	var gen int64
+	var sc nameScan
+	var err error
 	if version == artifacts.Latest {
-		sc, err := s.scanName(ctx, prefix)
-		if err != nil {
+		if sc, err = s.scanName(ctx, prefix); err != nil {
 			return artifacts.Record{}, err
 		}
 		if len(sc.published) == 0 {
 			return artifacts.Record{}, artifacts.Errorf(artifacts.CodeNotFound, op, nil, "no published version")
 		}
 		version = sc.published[len(sc.published)-1]
-		gen = sc.meta[version].gen
+	} else if sc, err = s.scanVersion(ctx, prefix, version); err != nil {
+		return artifacts.Record{}, err
 	}
-	rec, err := s.readRecord(ctx, op, prefix+VersionObject(version, SuffixMeta), gen)
+	rec, err := s.readVersion(ctx, op, sc, version)
 	if err != nil {
 		return artifacts.Record{}, err
 	}
@@ -306,7 +343,7 @@ func (s *Store) listVersions(ctx context.Context, op string, scope artifacts.Sco
 	}
 	err = parallel(ctx, s.opts.Workers, idx, func(j int) {
 		n := rest[j]
-		rec, err := s.readRecord(ctx, op, prefix+VersionObject(n, SuffixMeta), sc.meta[n].gen)
+		rec, err := s.readVersion(ctx, op, sc, n)
 		if err == nil {
 			err = artifacts.CheckRecord(rec, scope, name, n)
 		}
@@ -358,6 +395,7 @@ type nameInfo struct {
 	scanned  bool
 	versions []int64
 	meta     map[int64]object
+	data     map[int64]object
 	latest   *artifacts.Record
 	err      error
 }
@@ -405,7 +443,7 @@ func (s *Store) listNames(ctx context.Context, op string, scope artifacts.Scope,
 				return
 			}
 			sc, err := s.scanName(ctx, in.prefix)
-			in.scanned, in.versions, in.meta, in.err = true, sc.published, sc.meta, err
+			in.scanned, in.versions, in.meta, in.data, in.err = true, sc.published, sc.meta, sc.data, err
 		})
 		if err != nil {
 			return page, err
@@ -432,7 +470,7 @@ func (s *Store) listNames(ctx context.Context, op string, scope artifacts.Scope,
 		if in.latest != nil && in.latest.Version == n {
 			return
 		}
-		rec, err := s.readRecord(ctx, op, in.prefix+VersionObject(n, SuffixMeta), in.meta[n].gen)
+		rec, err := s.readVersion(ctx, op, nameScan{prefix: in.prefix, meta: in.meta, data: in.data}, n)
 		if err == nil {
 			err = artifacts.CheckRecord(rec, scope, in.name, n)
 		}
@@ -476,13 +514,13 @@ func (s *Store) resolveNames(ctx context.Context, op string, scope artifacts.Sco
 			in.err = err
 			return
 		}
-		in.scanned, in.versions, in.meta = true, sc.published, sc.meta
+		in.scanned, in.versions, in.meta, in.data = true, sc.published, sc.meta, sc.data
 		if len(sc.published) == 0 {
 			return
 		}
 		n := sc.published[len(sc.published)-1]
 		objName := in.prefix + VersionObject(n, SuffixMeta)
-		rec, err := s.readRecord(ctx, op, objName, sc.meta[n].gen)
+		rec, err := s.readVersion(ctx, op, sc, n)
 		if err == nil && (rec.Scope != scope || rec.Version != n || artifacts.NameHash(rec.Name) != lastSegment(in.prefix)) {
 			err = artifacts.Errorf(artifacts.CodeCorrupt, op, nil, "record %s belongs to %s %q v%d", objName, rec.Scope, rec.Name, rec.Version)
 		}
@@ -551,7 +589,7 @@ func (s *Store) delete(ctx context.Context, op string, scope artifacts.Scope, na
 	}
 	recs := make([]artifacts.Record, 0, len(targets))
 	for _, n := range targets {
-		rec, err := s.readRecord(ctx, op, prefix+VersionObject(n, SuffixMeta), sc.meta[n].gen)
+		rec, err := s.readVersion(ctx, op, sc, n)
 		if err == nil {
 			err = artifacts.CheckRecord(rec, scope, name, n)
 		}

@@ -75,7 +75,7 @@ func (s *Store) walkScope(ctx context.Context, hash string) (artifacts.ScopeUsag
 		n.Reservations = sc.reservations
 		for _, v := range sc.published {
 			path := prefix + VersionObject(v, SuffixMeta)
-			rec, err := s.readRecord(ctx, op, path, sc.meta[v].gen)
+			rec, err := s.readVersion(ctx, op, sc, v)
 			if err == nil {
 				switch {
 				case rec.Version != v:
@@ -160,7 +160,7 @@ func (s *Store) ListScopes(ctx context.Context) ([]artifacts.Scope, error) {
 			}
 			for j := len(sc.published) - 1; j >= 0; j-- {
 				v := sc.published[j]
-				rec, err := s.readRecord(cctx, op, np+VersionObject(v, SuffixMeta), sc.meta[v].gen)
+				rec, err := s.readVersion(cctx, op, sc, v)
 				if err == nil && rec.Scope.Hash() == hash && rec.Version == v && artifacts.NameHash(rec.Name) == lastSegment(np) {
 					results[i].scope, results[i].ok = rec.Scope, true
 					return
